@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Configure (only when needed) and build the patched QEMU incrementally.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# ccache through Debian's masquerade directory: meson then records plain 'cc'.
+export PATH=/usr/lib/ccache:$PATH
+export CCACHE_DIR=${CCACHE_DIR:-$QEMU_LWP_CACHE/ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+
+CONFIGURE_ARGS=(
+    --target-list=x86_64-softmmu,x86_64-linux-user,i386-linux-user
+    --disable-docs --disable-werror --without-default-features
+    --enable-tcg --enable-kvm --disable-download --disable-install-blobs
+    --python=/usr/bin/python3
+    # Firmware of Debian's seabios, qemu-system-data and ipxe-qemu packages.
+    --firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+)
+
+want=$(printf '%s\n' "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
+have=$(cat "$QEMU_BUILDDIR/.qemu-lwp-configure" 2>/dev/null || true)
+if [ ! -f "$QEMU_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
+    step "configuring QEMU $QEMU_VERSION"
+    rm -rf "$QEMU_BUILDDIR"
+    mkdir -p "$QEMU_BUILDDIR"
+    (cd "$QEMU_BUILDDIR" && "$QEMU_SRC/configure" "${CONFIGURE_ARGS[@]}") \
+        >"$QEMU_LWP_BUILD/qemu-configure.log" 2>&1 ||
+        die "QEMU configure failed (see $QEMU_LWP_BUILD/qemu-configure.log)"
+    echo "$want" >"$QEMU_BUILDDIR/.qemu-lwp-configure"
+fi
+step "building QEMU (ninja, incremental)"
+ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 \
+    >"$QEMU_LWP_BUILD/qemu-build.log" 2>&1 ||
+    { tail -n 30 "$QEMU_LWP_BUILD/qemu-build.log" >&2; die "QEMU build failed (see $QEMU_LWP_BUILD/qemu-build.log)"; }

@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared shell helpers for qemu-lwp scripts (sourced, not run).
+QEMU_LWP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+QEMU_LWP_BUILD=${QEMU_LWP_BUILD:-$QEMU_LWP_ROOT/build}
+# Downloads and stamps live outside the work tree so a fresh clone reuses them.
+QEMU_LWP_CACHE=${QEMU_LWP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qemu-lwp}
+QEMU_VERSION=10.0.2
+QEMU_DEB_VERSION='1:10.0.2+ds-2+deb13u1~bpo12+1'
+QEMU_TARBALL=qemu_10.0.2+ds.orig.tar.xz
+QEMU_TARBALL_SHA256=0901da33844a331bf8b3602b9c1fbd178e60b737c8e3ade678255bd090c9b9f1
+QEMU_SRC=$QEMU_LWP_BUILD/qemu-$QEMU_VERSION
+QEMU_BUILDDIR=$QEMU_LWP_BUILD/qemu
+LWP_BUILDDIR=$QEMU_LWP_BUILD/lwp
+
+die()  { echo "qemu-lwp: error: $*" >&2; exit 1; }
+step() { echo "qemu-lwp: $*" >&2; }
