@@ -9,13 +9,14 @@ export PATH=/usr/lib/ccache:$PATH
 export CCACHE_DIR=${CCACHE_DIR:-$QEMU_LWP_CACHE/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
 
+FIRMWARE_DIRS=(/usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu)
 CONFIGURE_ARGS=(
     --target-list=x86_64-softmmu,x86_64-linux-user,i386-linux-user
     --disable-docs --disable-werror --without-default-features
     --enable-tcg --enable-kvm --disable-download --disable-install-blobs
     --python=/usr/bin/python3
     # Firmware of Debian's seabios, qemu-system-data and ipxe-qemu packages.
-    --firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+    --firmwarepath="$(IFS=:; echo "${FIRMWARE_DIRS[*]}")"
 )
 
 want=$(printf '%s\n' "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
@@ -33,3 +34,11 @@ step "building QEMU (ninja, incremental)"
 ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 \
     >"$QEMU_LWP_BUILD/qemu-build.log" 2>&1 ||
     { tail -n 30 "$QEMU_LWP_BUILD/qemu-build.log" >&2; die "QEMU build failed (see $QEMU_LWP_BUILD/qemu-build.log)"; }
+
+# Binaries run from the build tree look for the firmware path relocated under
+# qemu-bundle/; point those places at Debian's firmware so no -L is needed.
+for d in "${FIRMWARE_DIRS[@]}"; do
+    [ -d "$d" ] || die "firmware directory $d is missing (packages seabios, qemu-system-data, ipxe-qemu)"
+    mkdir -p "$QEMU_BUILDDIR/qemu-bundle$(dirname "$d")"
+    ln -sfn "$d" "$QEMU_BUILDDIR/qemu-bundle$d"
+done

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Run QEMU's own TCG tests for every configured x86 target (host compiler, no
+# containers).  Usage: check-tcg.sh QEMU_BUILDDIR
+set -euo pipefail
+builddir=$1
+export PATH=/usr/lib/ccache:$PATH
+make -C "$builddir" -j"$(nproc)" check-tcg
