@@ -15,6 +15,8 @@ CONFIGURE_ARGS=(
     --disable-docs --disable-werror --without-default-features
     --enable-tcg --enable-kvm --disable-download --disable-install-blobs
     --python=/usr/bin/python3
+    # check-tcg's i386 guest tests with the host compiler in 32-bit mode.
+    --cross-cc-i386=gcc --cross-cc-cflags-i386=-m32
     # Firmware of Debian's seabios, qemu-system-data and ipxe-qemu packages.
     --firmwarepath="$(IFS=:; echo "${FIRMWARE_DIRS[*]}")"
 )

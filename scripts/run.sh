@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# qemu-lwp's one entry point.
+#   scripts/run.sh demo   set up, build, boot the bundled demo guest
+#   scripts/run.sh test   set up, build, run every test suite
+#   scripts/run.sh build  set up and build only
+# Set-up installs Debian packages (root), fetches and patches QEMU 10.0.2 and
+# builds everything incrementally; running it again with nothing changed is
+# quick.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cmd=${1:-}
+case "$cmd" in
+demo|test|build) shift ;;
+*) echo "usage: $0 demo|test|build [meson test arguments...]" >&2; exit 2 ;;
+esac
+
+bash "$QEMU_LWP_ROOT/scripts/setup-host.sh"
+
+export PATH=/usr/lib/ccache:$PATH
+export CCACHE_DIR=${CCACHE_DIR:-$QEMU_LWP_CACHE/ccache}
+if [ ! -f "$LWP_BUILDDIR/build.ninja" ]; then
+    step "configuring qemu-lwp"
+    meson setup "$LWP_BUILDDIR" "$QEMU_LWP_ROOT" -Dqemu_builddir="$QEMU_BUILDDIR" \
+        >"$QEMU_LWP_BUILD/lwp-setup.log" 2>&1 ||
+        { mkdir -p "$QEMU_LWP_BUILD"; die "meson setup of qemu-lwp failed (see $QEMU_LWP_BUILD/lwp-setup.log)"; }
+fi
+step "building qemu-lwp and QEMU"
+ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||
+    { tail -n 30 "$QEMU_LWP_BUILD/lwp-build.log" >&2; die "build failed (see $QEMU_LWP_BUILD/lwp-build.log)"; }
+step "built: $QEMU_BUILDDIR/qemu-system-x86_64, qemu-x86_64, qemu-i386"
+
+case "$cmd" in
+demo)
+    for mode in 64 32; do
+        python3 "$QEMU_LWP_ROOT/tests/guest/run_guest.py" --show \
+            --qemu "$QEMU_BUILDDIR/qemu-system-x86_64" --cpu "${LWP_DEMO_CPU:-max}" \
+            --kernel "$LWP_BUILDDIR/tests/guest/demo-lwp-$mode.img" | grep -v '^SUMMARY:'
+    done
+    ;;
+test)
+    rc=0
+    meson test -C "$LWP_BUILDDIR" --no-rebuild --print-errorlogs "$@" || rc=$?
+    python3 "$QEMU_LWP_ROOT/scripts/test-summary.py" "$LWP_BUILDDIR/meson-logs/testlog.json" || rc=1
+    exit $rc
+    ;;
+esac
