@@ -17,6 +17,7 @@ demo|test|build) shift ;;
 esac
 
 bash "$QEMU_LWP_ROOT/scripts/setup-host.sh"
+mkdir -p "$QEMU_LWP_BUILD"
 
 export PATH=/usr/lib/ccache:$PATH
 export CCACHE_DIR=${CCACHE_DIR:-$QEMU_LWP_CACHE/ccache}
@@ -24,7 +25,7 @@ if [ ! -f "$LWP_BUILDDIR/build.ninja" ]; then
     step "configuring qemu-lwp"
     meson setup "$LWP_BUILDDIR" "$QEMU_LWP_ROOT" -Dqemu_builddir="$QEMU_BUILDDIR" \
         >"$QEMU_LWP_BUILD/lwp-setup.log" 2>&1 ||
-        { mkdir -p "$QEMU_LWP_BUILD"; die "meson setup of qemu-lwp failed (see $QEMU_LWP_BUILD/lwp-setup.log)"; }
+        die "meson setup of qemu-lwp failed (see $QEMU_LWP_BUILD/lwp-setup.log)"
 fi
 step "building qemu-lwp and QEMU"
 ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||

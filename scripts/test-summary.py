@@ -1,24 +1,43 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Summarise a meson testlog.json: per-suite counts and one closing line
-'N passed, N failed' (exit 1 when anything failed or nothing ran)."""
+"""Summarise a meson testlog.json: per suite, the tests and the individual
+checks they reported (GoogleTest cases, PASS:/FAIL: lines of guest and user
+programs, check-tcg TEST lines), then one closing line 'N passed, N failed'
+counting tests.  Exit 1 when anything failed or nothing ran."""
 import collections
 import json
+import re
 import sys
 
-results = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-per_suite = collections.defaultdict(lambda: [0, 0])
-passed = failed = 0
-for r in results:
-    ok = r['result'] in ('OK', 'EXPECTEDFAIL', 'SKIP')
-    suite = (r.get('suite') or ['?'])[0].split(':')[-1]
-    per_suite[suite][0 if ok else 1] += 1
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print('failed: %s (%s)' % (r['name'], r['result']))
-for suite, (p, f) in sorted(per_suite.items()):
-    print('suite %-10s %3d passed, %d failed' % (suite, p, f))
-print('%d passed, %d failed' % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+OK = ('OK', 'EXPECTEDFAIL', 'SKIP')
+
+
+def checks(stdout):
+    m = re.search(r'\[  PASSED  \] (\d+) test', stdout)
+    if m:
+        return int(m.group(1))
+    n = len(re.findall(r'^PASS: ', stdout, re.M))
+    return n or len(re.findall(r'^  TEST ', stdout, re.M))
+
+
+def main():
+    results = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    suites = collections.defaultdict(lambda: [0, 0, 0])
+    passed = failed = 0
+    for r in results:
+        suite = r['name'].split(' / ')[0].split(':')[-1]
+        ok = r['result'] in OK
+        suites[suite][0 if ok else 1] += 1
+        suites[suite][2] += checks(r.get('stdout') or '')
+        passed += ok
+        failed += not ok
+        if not ok:
+            print('failed: %s (%s)' % (r['name'], r['result']))
+    for suite, (p, f, c) in sorted(suites.items()):
+        print('suite %-11s %3d passed, %d failed (%d checks passed)' % (suite, p, f, c))
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
