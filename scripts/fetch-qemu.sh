@@ -5,8 +5,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-SERIES_DIR=$QEMU_LWP_ROOT/patches/qemu-$QEMU_VERSION
-APPLIED_DIR=$QEMU_SRC/.qemu-lwp-applied
 
 fetch_tarball() {
     local tarball=$QEMU_LWP_CACHE/$QEMU_TARBALL
@@ -28,11 +26,6 @@ fetch_tarball() {
         die "checksum mismatch for $QEMU_TARBALL: got $sum, want $QEMU_TARBALL_SHA256 (moved aside to $tarball.bad)"
     fi
     echo "$tarball"
-}
-
-series_patches() {
-    # Lines of 'series': one patch file name each; '#' starts a comment.
-    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true
 }
 
 apply_series() {
@@ -62,11 +55,6 @@ unapply_series() {
             <"$APPLIED_DIR/$p" >/dev/null 2>&1 || return 1
     done < <(tac "$APPLIED_DIR/series")
     rm -rf "$APPLIED_DIR"
-}
-
-series_hash() {
-    (cat "$SERIES_DIR/series"; series_patches | while read -r p; do cat "$SERIES_DIR/$p" 2>/dev/null || echo "missing $p"; done) |
-        sha256sum | cut -c1-32
 }
 
 unpack() {

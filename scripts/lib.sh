@@ -14,3 +14,15 @@ LWP_BUILDDIR=$QEMU_LWP_BUILD/lwp
 
 die()  { echo "qemu-lwp: error: $*" >&2; exit 1; }
 step() { echo "qemu-lwp: $*" >&2; }
+SERIES_DIR=$QEMU_LWP_ROOT/patches/qemu-$QEMU_VERSION
+APPLIED_DIR=$QEMU_SRC/.qemu-lwp-applied
+
+series_patches() {
+    # Lines of 'series': one patch file name each; '#' starts a comment.
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true
+}
+
+series_hash() {
+    (cat "$SERIES_DIR/series"; series_patches | while read -r p; do cat "$SERIES_DIR/$p" 2>/dev/null || echo "missing $p"; done) |
+        sha256sum | cut -c1-32
+}

@@ -1,12 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * qemu-lwp: entry points from QEMU's i386 target into the LWP glue.
+ * qemu-lwp: what QEMU's i386 target needs from the LWP glue.
  */
 #ifndef QEMU_LWP_GLUE_H
 #define QEMU_LWP_GLUE_H
 
+#include "../include/lwp/lwp-caps.h"
+
+/* CPUID[8000_001C].EDX bits TCG implements. */
+#define QEMU_LWP_TCG_FEATURES   (LWP_FEAT_VAL | LWP_FEAT_INT)
+/* CPUID[8000_001C].ECX flags TCG implements. */
+#define QEMU_LWP_TCG_CAP_FLAGS  0
+
+/* Feature flags of a family 15h part, for CPU model versions with LWP. */
+#define QEMU_LWP_FAMILY15H_PROPS \
+    { "lwp", "on" }, { "lwpval", "on" }, { "lwpire", "on" }, \
+    { "lwpbre", "on" }, { "lwpint", "on" },
+
+/* The numeric CPUID[8000_001C] fields; defaults of an FX-81xx (family 15h). */
+#define QEMU_LWP_CPU_PROPERTIES \
+    DEFINE_PROP_UINT8("lwp-cb-size", X86CPU, lwp_cb_size, 0x13), \
+    DEFINE_PROP_UINT8("lwp-event-size", X86CPU, lwp_event_size, 32), \
+    DEFINE_PROP_UINT8("lwp-max-events", X86CPU, lwp_max_events, 3), \
+    DEFINE_PROP_UINT8("lwp-event-offset", X86CPU, lwp_event_offset, 0x80), \
+    DEFINE_PROP_UINT8("lwp-latency-max", X86CPU, lwp_latency_max, 0), \
+    DEFINE_PROP_UINT8("lwp-latency-rnd", X86CPU, lwp_latency_rnd, 0), \
+    DEFINE_PROP_UINT8("lwp-version", X86CPU, lwp_version, 1), \
+    DEFINE_PROP_UINT8("lwp-min-buffer-size", X86CPU, lwp_min_buffer_size, 1),
+
+/* Assemble and check cpu->lwp_caps; false with @errp set if inconsistent. */
+bool x86_lwp_realize(X86CPU *cpu, Error **errp);
+/* Reset LWP state (linux-user also makes LWP available, as its OS would). */
+void x86_lwp_reset(X86CPU *cpu);
 /* CPUID Fn8000_001C for @env (all zero unless the CPU has LWP). */
 void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
                    uint32_t *ecx, uint32_t *edx);
+
+/* MSRs (TCG): false means #GP. */
+bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
+bool x86_lwp_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val);
+
+/* XSAVE component 62 (TCG): the 128-byte image and the XSTATE_BV bit. */
+bool x86_lwp_xsave(CPUX86State *env, uint8_t *area);
+void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present);
 
 #endif

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Storing event records into the ring buffer and resetting event counters
+// (AMD pub. 43724 rev 3.08, section 1.1 steps 3-5, sections 6 and 8.3).
+
+#ifndef LWP_CORE_RING_H
+#define LWP_CORE_RING_H
+
+#include <stdint.h>
+
+#include "lwp/lwp-model.h"
+#include "lwp_access.h"
+
+namespace lwp {
+
+// Stores @record at the head of @st's ring buffer, handling a full buffer
+// (MissedEvents), the threshold interrupt and head flushes.  @missed tells
+// whether the buffer was full.  False on a fault (recorded in @access);
+// @st is then partly updated and must be discarded.
+bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
+                  const uint8_t record[LWP_RECORD_SIZE], bool *missed);
+
+// Counts one occurrence of event @id; true when its counter went negative.
+bool count_event(LwpState &st, unsigned id);
+
+// Reloads the counter of event @id after its record was stored.
+void reset_counter(LwpState &st, unsigned id);
+
+// Next output of the generator behind LWPCB.Random (xorshift64*).
+uint64_t next_random(uint64_t *rng);
+
+} // namespace lwp
+
+#endif // LWP_CORE_RING_H

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qemu-lwp: LWP capabilities of an x86 CPU, CPUID Fn8000_001C and reset.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "cpu.h"
+#include "lwp/lwp-caps.h"
+#include "lwp-qemu.h"
+
+bool x86_lwp_realize(X86CPU *cpu, Error **errp)
+{
+    CPUX86State *env = &cpu->env;
+    LwpCaps *caps = &cpu->lwp_caps;
+    uint32_t flags = env->features[FEAT_8000_001C_ECX];
+    const char *field, *why;
+
+    memset(caps, 0, sizeof(*caps));
+    if (!(env->features[FEAT_8000_0001_ECX] & CPUID_EXT3_LWP)) {
+        return true;
+    }
+    if (!(env->features[FEAT_1_ECX] & CPUID_EXT_XSAVE)) {
+        error_setg(errp, "CPU feature 'lwp' requires 'xsave' "
+                   "(LWP state is managed with XSAVE/XRSTOR)");
+        return false;
+    }
+    caps->features = LWP_FEAT_AVAIL | env->features[FEAT_8000_001C_EDX];
+    caps->cb_size = cpu->lwp_cb_size;
+    caps->event_size = cpu->lwp_event_size;
+    caps->max_events = cpu->lwp_max_events;
+    caps->event_offset = cpu->lwp_event_offset;
+    caps->latency_max = cpu->lwp_latency_max;
+    caps->latency_rnd = cpu->lwp_latency_rnd;
+    caps->version = cpu->lwp_version;
+    caps->min_buffer_size = cpu->lwp_min_buffer_size;
+    caps->data_address = flags >> 5 & 1;
+    caps->branch_prediction = flags >> 28 & 1;
+    caps->ip_filtering = flags >> 29 & 1;
+    caps->cache_levels = flags >> 30 & 1;
+    caps->cache_latency = flags >> 31 & 1;
+    if (!lwp_caps_check(caps, &field, &why)) {
+        error_setg(errp, "invalid LWP configuration: '%s' %s", field, why);
+        return false;
+    }
+    return true;
+}
+
+void x86_lwp_reset(X86CPU *cpu)
+{
+    CPUX86State *env = &cpu->env;
+
+    /* lwp and lwp_cfg sit before end_reset_fields: already zero here. */
+#ifdef CONFIG_USER_ONLY
+    /*
+     * The emulated OS makes every supported feature available except the
+     * threshold interrupt, which has no user-mode delivery; COREID is the
+     * vCPU index, as an OS would use the APIC ID.
+     */
+    env->lwp_cfg = (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
+                   (uint64_t)(CPU(cpu)->cpu_index & 0xff) << 32;
+#else
+    (void)env;
+#endif
+}
+
+void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
+                   uint32_t *ecx, uint32_t *edx)
+{
+    LwpCpuidRegs regs;
+
+    lwp_cpuid_leaf(&env_archcpu(env)->lwp_caps, env->lwp_cfg,
+                   env->xcr0 & XSTATE_LWP_MASK, &regs);
+    *eax = regs.eax;
+    *ebx = regs.ebx;
+    *ecx = regs.ecx;
+    *edx = regs.edx;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qemu-lwp: C ABI of the LWP architectural model (AMD pub. 43724 rev 3.08).
+ *
+ * The model is C++ behind this header.  Every entry point is noexcept, takes
+ * plain data and never calls anything that can unwind (longjmp) through it:
+ * memory is reached only through LwpMem, whose callbacks must report an
+ * inaccessible page by returning false, never by raising the fault.
+ *
+ * Precision: an operation that needs a fault (#GP, #PF) returns it in
+ * LwpOutcome with no change to LwpState and no guest memory written; the
+ * caller then raises the fault.  An operation that succeeds returns the
+ * guest-memory writes it made in LwpOutcome.writes: the model has already
+ * checked with probe_write that every one of them is permitted, and the
+ * caller performs them in order, then keeps the updated LwpState.
+ * (The model updates *st only when it returns LWP_OK.)
+ */
+#ifndef LWP_MODEL_H
+#define LWP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lwp-caps.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LWP_RECORD_SIZE   32      /* LwpEventSize of LWP version 1 */
+#define LWP_XSAVE_SIZE    128     /* XSAVE component 62 */
+#define LWP_XSAVE_OFFSET  0x340
+#define LWP_MAX_EVENT     6       /* highest EventId version 1 defines */
+#define LWP_EVENT_VAL     1
+#define LWP_EVENT_IRE     2
+#define LWP_EVENT_BRE     3
+#define LWP_EVENT_INS     255
+
+/* Smallest reset interval for hardware events (EventId 2..6); LWPVAL has 0. */
+#define LWP_MIN_HW_INTERVAL 0xFF
+
+/* LWP_CFG (MSR C000_0105) fields. */
+#define LWP_MSR_CFG        0xC0000105
+#define LWP_MSR_CBADDR     0xC0000106
+#define LWP_CFG_COREID(cfg) ((uint8_t)((cfg) >> 32))
+#define LWP_CFG_VECTOR(cfg) ((uint8_t)((cfg) >> 40))
+
+/*
+ * Per-vCPU LWP state: the internal ("shadowed") state of the LWP unit.  Plain
+ * data so that QEMU can reset it with the CPU and migrate it field by field.
+ */
+typedef struct LwpState {
+    uint64_t cbaddr;          /* LWP_CBADDR: linear LWPCB address; 0 = disabled */
+    uint64_t buffer_base;     /* linear address of the ring buffer */
+    uint32_t buffer_size;     /* bytes, a multiple of LWP_RECORD_SIZE */
+    uint32_t head;            /* internal BufferHeadOffset */
+    uint32_t flags;           /* enabled events (bits 1..6) and INT (bit 31) */
+    uint32_t filters;         /* LWPCB.Filters */
+    int32_t counter[LWP_MAX_EVENT + 1];   /* [id], 26-bit signed values */
+    uint8_t pending[LWP_RECORD_SIZE];     /* record waiting to be stored; EventId 0 = none */
+    /*
+     * Cached from the LWPCB by LLWPCB; after XRSTOR (cache_valid = 0) they are
+     * re-read from the LWPCB the next time a record is stored.
+     */
+    uint8_t cache_valid;
+    uint8_t random;           /* LWPCB.Random */
+    uint32_t interval[LWP_MAX_EVENT + 1];
+    uint32_t threshold;       /* bytes, a multiple of LWP_RECORD_SIZE */
+    uint32_t tail;            /* last BufferTailOffset read */
+    uint64_t base_ip, limit_ip;
+    uint64_t rng;             /* state of the generator behind Random */
+} LwpState;
+
+/* Where and how the instruction executes. */
+typedef struct LwpCpuEnv {
+    const LwpCaps *caps;      /* what the CPU supports */
+    uint64_t lwp_cfg;         /* LWP_CFG: bits 31:0 say what is available */
+    uint8_t cpl;
+    bool mode64;              /* 64-bit mode (long mode with CS.L = 1) */
+    /*
+     * DS as the segment of every LWPCB/ring-buffer effective address outside
+     * 64-bit mode: base, byte-granular limit, and type.
+     */
+    uint64_t ds_base;
+    uint32_t ds_limit;
+    bool ds_expand_down;      /* valid offsets are (limit, ds_big ? 4G-1 : 64K-1] */
+    bool ds_big;
+    bool ds_writable;
+    bool ds_usable;           /* false for a null selector */
+    uint8_t va_bits;          /* linear address width for canonical checks (48 or 57) */
+} LwpCpuEnv;
+
+/* Guest memory as the model sees it: linear addresses, no faults raised. */
+typedef struct LwpMem {
+    void *opaque;
+    /* Read len bytes at addr with the current privilege; false if any page is not readable. */
+    bool (*read)(void *opaque, uint64_t addr, void *buf, uint32_t len);
+    /* True if [addr, addr + len) may be written with the current privilege. */
+    bool (*probe_write)(void *opaque, uint64_t addr, uint32_t len);
+} LwpMem;
+
+typedef enum LwpStatus {
+    LWP_OK = 0,
+    LWP_FAULT_GP,             /* #GP(0) */
+    LWP_FAULT_PF,             /* #PF at fault_addr (fault_write: on a write) */
+} LwpStatus;
+
+/*
+ * Worst case of one operation (LLWPCB flushing the old session and writing
+ * back the new LWPCB's Flags and intervals): 17 field writes, each of which
+ * may be split in two where linear addresses wrap at 4 GiB.
+ */
+#define LWP_MAX_WRITES 34
+
+typedef struct LwpWrite {
+    uint64_t addr;            /* linear */
+    uint32_t len;             /* 1..32 */
+    uint8_t data[LWP_RECORD_SIZE];
+} LwpWrite;
+
+typedef struct LwpOutcome {
+    LwpStatus status;
+    uint64_t fault_addr;
+    bool fault_write;
+    uint32_t nwrites;
+    LwpWrite writes[LWP_MAX_WRITES];
+    bool interrupt;           /* signal the threshold interrupt (LWP_CFG vector) */
+    uint64_t value;           /* SLWPCB: effective address; LWPINS: CF */
+} LwpOutcome;
+
+/* True if LWP_CFG may be written with @value (else WRMSR raises #GP). */
+bool lwp_cfg_write_ok(const LwpCaps *caps, uint64_t value);
+/* WRMSR LWP_CBADDR: false (#GP) for non-zero; zero disables LWP and discards state. */
+bool lwp_cbaddr_write(LwpState *st, uint64_t value);
+/* Reset state (power-on, INIT, XRSTOR init): LWP disabled, everything zero. */
+void lwp_state_reset(LwpState *st);
+
+/* LLWPCB with the (operand-size truncated) effective address @ea. */
+void lwp_llwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                uint64_t ea, LwpOutcome *out);
+/* SLWPCB: flush; out->value = effective LWPCB address or 0. */
+void lwp_slwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                LwpOutcome *out);
+/*
+ * Whether LWPVAL would store a record now; the caller reads a memory operand
+ * only when this is true (spec 5.3).
+ */
+bool lwp_lwpval_stores(const LwpState *st, const LwpCpuEnv *env);
+/* LWPVAL: data2 = vvvv register, data1 = r/m value, flags = imm (low 16 bits used). */
+void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
+                LwpOutcome *out);
+/* LWPINS: as LWPVAL; out->value = new CF. */
+void lwp_lwpins(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
+                LwpOutcome *out);
+
+/* XSAVE of component 62; returns the XSTATE_BV bit (false: LWP disabled, area untouched). */
+bool lwp_xsave(const LwpState *st, uint8_t area[LWP_XSAVE_SIZE]);
+/*
+ * XRSTOR of component 62 with XSTATE_BV[62] = @present (false: processor
+ * supplied values, LWP disabled).  At CPL != 0 the addresses are validated
+ * against DS / canonical form; a failure disables LWP without a fault.
+ */
+void lwp_xrstor(LwpState *st, const LwpCpuEnv *env,
+                const uint8_t area[LWP_XSAVE_SIZE], bool present);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LWP_MODEL_H */
