@@ -136,6 +136,17 @@ void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
     LWP_PREPARE(env, mem, cpu);
     LwpState next = env->lwp;
 
+    /*
+     * Spec 5.1 steps 2-3 complete before step 4 looks at the new LWPCB: the
+     * old session is flushed and disabled first (a fault there leaves it
+     * enabled), and a fault on the new LWPCB then leaves LWP disabled.
+     */
+    if (next.cbaddr && ea) {
+        lwp_llwpcb(&next, &cpu, &mem_ops, 0, &out);
+        trace_lwp_llwpcb(0, out.status, next.cbaddr, next.flags);
+        lwp_complete(&mem, &out);
+        env->lwp = next;
+    }
     lwp_llwpcb(&next, &cpu, &mem_ops, ea, &out);
     trace_lwp_llwpcb(ea, out.status, next.cbaddr, next.flags);
     lwp_complete(&mem, &out);

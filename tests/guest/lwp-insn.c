@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The LWP instructions (spec 5) and the ring buffer (spec 1.1, 6, 8.3):
+ * decoding and #UD, LLWPCB validation, SLWPCB, LWPINS/LWPVAL records byte by
+ * byte, wraparound, full buffer and MissedEvents, the threshold interrupt.
+ */
+#include "lwp.h"
+#include "apic.h"
+
+#define CORE_ID  0x2a
+#define VECTOR   0x51
+#define NREC     32                       /* LwpMinBufferSize = 1: 32 records */
+
+static struct lwpcb cb;
+static struct lwp_record ring[NREC] __attribute__((aligned(4096)));
+
+/* Run a raw byte sequence under ASM_TRY; returns the vector or -1. */
+#define TRY_BYTES(...) ({                                                   \
+    asm volatile(ASM_TRY ".byte " #__VA_ARGS__ "\n\t" ASM_CATCH             \
+                 : : : "rax", "memory");                                    \
+    last_exc.vector; })
+
+static int try_llwpcb(const void *p)
+{
+    asm volatile(ASM_TRY "llwpcb %0\n\t" ASM_CATCH : : "r"(p) : "memory");
+    return last_exc.vector;
+}
+
+static void fresh_lwpcb(uint32_t flags)
+{
+    lwpcb_init(&cb, ring, sizeof(ring), flags);
+    memset(ring, 0, sizeof(ring));
+}
+
+static void test_decode(void)
+{
+    uintptr_t v;
+
+    report(TRY_BYTES(0x8f, 0xe9, 0x70, 0x12, 0xc0) == UD_VECTOR, "LLWPCB with vvvv != 1111b: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x70, 0x12, 0xc8) == UD_VECTOR, "SLWPCB with vvvv != 1111b: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x78, 0x12, 0x00) == UD_VECTOR, "LLWPCB with a memory operand: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x78, 0x12, 0xd0) == UD_VECTOR, "XOP map 9 opcode 12 /2: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x78, 0x13, 0xc0) == UD_VECTOR, "XOP map 9 opcode 13: #UD");
+    report(TRY_BYTES(0x8f, 0xe8, 0x78, 0x12, 0xc0) == UD_VECTOR, "XOP map 8: #UD");
+    report(TRY_BYTES(0x8f, 0xeb, 0x78, 0x12, 0xc0) == UD_VECTOR, "XOP map 0Bh: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x7c, 0x12, 0xc8) == UD_VECTOR, "SLWPCB with XOP.L = 1: #UD");
+    report(TRY_BYTES(0x8f, 0xe9, 0x79, 0x12, 0xc8) == UD_VECTOR, "SLWPCB with XOP.pp = 01: #UD");
+    report(TRY_BYTES(0x66, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "66 before XOP: #UD");
+    report(TRY_BYTES(0xf3, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "F3 before XOP: #UD");
+
+    /* POP Ev keeps working: 8F /0 with register and memory operands. */
+    uintptr_t slot = 0;
+    asm volatile("push %2\n\t.byte 0x8f, 0xc0\n\t" /* pop %eax/%rax */
+                 "push %3\n\t.byte 0x8f, 0x07"       /* pop (%edi)/(%rdi) */
+                 : "=&a"(v) : "D"(&slot), "i"(0x1234), "i"(0x5678) : "memory");
+    report(v == 0x1234 && slot == 0x5678, "8F /0 still decodes as POP (reg and memory)");
+}
+
+static void test_llwpcb_validation(void)
+{
+    report(slwpcb() == 0, "SLWPCB returns 0 while LWP is disabled");
+
+    fresh_lwpcb(LWP_F_VAL);
+    cb.buffer_size = 32 * 31;
+    report(try_llwpcb(&cb) == GP_VECTOR, "BufferSize below 32 records: #GP");
+    report(slwpcb() == 0, "LWP stays disabled after the #GP");
+    cb.buffer_size = 32 * 32 + 31;
+    report(try_llwpcb(&cb) == -1, "BufferSize rounded down to the minimum is accepted");
+    llwpcb(0);
+
+    static const struct { unsigned off; uint32_t val; const char *what; } rsvd[] = {
+        { 20, 1, "bytes 23-20" }, { 36, 1u << 13, "Filters bit 13" },
+        { 36, 1u << 24, "Filters bit 24" }, { 56, 1, "bytes 63-56" },
+        { 68, 1, "bytes 71-68" }, { 88, 1, "bytes 88..EventOffset-1" },
+        { 0x80, 1u << 26, "EventInterval1 bits 31:26" },
+        { 0x84, 1u << 26, "EventCounter1 bits 63:58" },
+    };
+    for (unsigned i = 0; i < sizeof(rsvd) / sizeof(rsvd[0]); i++) {
+        fresh_lwpcb(LWP_F_VAL);
+        *(uint32_t *)((uint8_t *)&cb + rsvd[i].off) = rsvd[i].val;
+        report(try_llwpcb(&cb) == GP_VECTOR && slwpcb() == 0,
+               "reserved LWPCB field %s non-zero: #GP", rsvd[i].what);
+    }
+
+    /* Flags: AND with the available features, written back. */
+    fresh_lwpcb(LWP_F_VAL | LWP_F_IRE | LWP_F_BRE | LWP_F_INT | (1u << 7) | 1);
+    cb.event[0].interval = 0x3ffffff;          /* -1 as a 26-bit value */
+    cb.software[0] = 0x5a5a5a5a5a5a5a5aull;
+    llwpcb(&cb);
+    report(cb.flags == (LWP_F_VAL | LWP_F_INT), "Flags written back as %#x (VAL|INT available)",
+           cb.flags);
+    report(cb.event[0].interval == 0, "negative EventInterval1 written back as 0");
+    report(cb.software[0] == 0x5a5a5a5a5a5a5a5aull, "bytes 72-87 untouched");
+    report(slwpcb() == (uintptr_t)&cb, "SLWPCB returns the LWPCB address");
+    report(rdmsr(MSR_LWP_CBADDR) == (uintptr_t)&cb, "LWP_CBADDR holds the linear address");
+    llwpcb(0);
+    report(slwpcb() == 0 && rdmsr(MSR_LWP_CBADDR) == 0, "LLWPCB 0 disables LWP");
+}
+
+static void test_records(void)
+{
+    uintptr_t ip;
+    uint8_t cf;
+
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+#ifdef __x86_64__
+    uint64_t data2 = 0x1122334455667788ull;
+    asm volatile("lea 1f(%%rip), %0\n1:\tlwpins $0x7abcdef0, %2, %3\n\tsetc %1"
+                 : "=&r"(ip), "=qm"(cf) : "r"(0xdeadbeef), "r"(data2) : "memory", "cc");
+#else
+    uint64_t data2 = 0x11223344u;
+    asm volatile("mov $1f, %0\n1:\tlwpins $0x7abcdef0, %2, %3\n\tsetc %1"
+                 : "=&r"(ip), "=qm"(cf) : "r"(0xdeadbeef), "r"((uint32_t)data2) : "memory", "cc");
+#endif
+    struct lwp_record *r = &ring[0];
+    report(cf == 0, "LWPINS clears CF when the record fits");
+    report(r->event_id == 255, "LWPINS record: EventId 255");
+    report(r->core_id == CORE_ID, "LWPINS record: CoreId from LWP_CFG (%#x)", r->core_id);
+    report(r->flags == 0xdef0, "LWPINS record: Flags = imm[15:0] (%#x)", r->flags);
+    report(r->data1 == 0xdeadbeef, "LWPINS record: Data1 = r/m32");
+    report(r->ip == ip, "LWPINS record: InstructionAddress %#llx (want %#llx)",
+           (unsigned long long)r->ip, (unsigned long long)ip);
+    report(r->data2 == data2, "LWPINS record: Data2 = vvvv register, zero-extended");
+    report(r->reserved == 0, "LWPINS record: bytes 31-24 zero");
+
+    /* 32-bit operand size zero-extends Data2 (XOP.W = 0). */
+    lwpins(0xffffffffu, 1, 2);
+    report(ring[1].data2 == 0xffffffffull, "32-bit LWPINS: Data2 zero-extended");
+
+    /* Memory operand for Data1. */
+    static uint32_t mem_val = 0xcafef00d;
+    asm volatile("lwpins $7, %0, %1" : : "m"(mem_val), "r"(0) : "memory", "cc");
+    report(ring[2].data1 == 0xcafef00d && ring[2].flags == 7, "LWPINS reads Data1 from memory");
+
+    slwpcb();
+    report(cb.head == 3 * 32, "SLWPCB flushes BufferHeadOffset (%u)", cb.head);
+
+    /* LWPVAL with interval 2: every third sample is stored. */
+    llwpcb(0);
+    fresh_lwpcb(LWP_F_VAL);
+    cb.event[0].interval = 2;
+    llwpcb(&cb);
+    for (int i = 0; i < 7; i++) {
+        lwpval(i, 100 + i, 0x40 + i);
+    }
+    slwpcb();
+    report(cb.head == 3 * 32, "7 LWPVALs at interval 2, counter 0: 3 records (head %u)", cb.head);
+    report(ring[0].event_id == 1 && ring[0].data1 == 100 && ring[0].flags == 0x40 &&
+           ring[0].data2 == 0, "first LWPVAL record: EventId 1, Data1, Flags, Data2");
+    report(ring[1].data1 == 103 && ring[2].data1 == 106, "records for samples 4 and 7");
+    report(cb.event[0].counter == 2, "EventCounter1 flushed by SLWPCB (%u)", cb.event[0].counter);
+
+    /* LWPVAL does not touch its memory operand unless it stores. */
+    uint32_t *absent = alloc_pages(1);
+    vm_set_flags((uintptr_t)absent, PAGE_SIZE, 0, PTE_P);
+    asm volatile(ASM_TRY "lwpval $1, %0, %1\n\t" ASM_CATCH : : "m"(*absent), "r"(0) : "memory");
+    report(last_exc.vector == -1, "LWPVAL that does not store leaves its memory operand alone");
+    asm volatile(ASM_TRY "lwpval $1, %0, %1\n\t" ASM_CATCH : : "m"(*absent), "r"(0) : "memory");
+    asm volatile(ASM_TRY "lwpval $1, %0, %1\n\t" ASM_CATCH : : "m"(*absent), "r"(0) : "memory");
+    report(last_exc.vector == PF_VECTOR && last_exc.cr2 == (uintptr_t)absent,
+           "LWPVAL that stores reads its memory operand: #PF");
+    slwpcb();
+    report(cb.head == 3 * 32 && cb.event[0].counter == 0,
+           "the faulting LWPVAL changed nothing (head %u, counter %u)", cb.head, cb.event[0].counter);
+    vm_set_flags((uintptr_t)absent, PAGE_SIZE, PTE_P, 0);
+    llwpcb(0);
+
+    /* LWPVAL/LWPINS with LWP disabled: no effect, CF clear. */
+    memset(ring, 0, sizeof(ring));
+    asm volatile("stc" ::: "cc");
+    cf = lwpins(1, 2, 3);
+    lwpval(1, 2, 3);
+    report(cf == 0 && ring[0].event_id == 0, "LWPINS/LWPVAL with LWP disabled: nothing stored, CF = 0");
+
+    /* LWPVAL with the VAL event not enabled: nothing. */
+    fresh_lwpcb(0);
+    llwpcb(&cb);
+    lwpval(1, 2, 3);
+    cf = lwpins(4, 5, 6);
+    report(ring[0].event_id == 255 && ring[1].event_id == 0,
+           "VAL not enabled: LWPVAL stores nothing, LWPINS still works");
+    llwpcb(0);
+}
+
+static void test_ring(void)
+{
+    uint8_t cf;
+
+    /* Fill: 31 records fit, the 32nd overwrites the last slot. */
+    fresh_lwpcb(0);
+    llwpcb(&cb);
+    for (int i = 0; i < NREC - 1; i++) {
+        lwpins(0, i, 0);
+    }
+    cf = lwpins(0, 1000, 0);
+    report(cf == 1, "LWPINS on a full ring sets CF");
+    report(cb.missed == 1, "MissedEvents incremented to %llu", (unsigned long long)cb.missed);
+    report(cb.head == (NREC - 1) * 32, "full: head flushed and not advanced (%u)", cb.head);
+    report(ring[NREC - 1].data1 == 1000, "full: the last record is overwritten");
+    cf = lwpins(0, 1001, 0);
+    report(cf == 1 && cb.missed == 2 && ring[NREC - 1].data1 == 1001, "still full: MissedEvents 2");
+
+    /* Software consumes records: the tail is re-read and storing resumes. */
+    cb.tail = 4 * 32;
+    cf = lwpins(0, 1002, 0);
+    slwpcb();
+    report(cf == 0 && cb.head == 0, "after the tail moves, the head wraps to 0 (%u)", cb.head);
+    report(ring[NREC - 1].data1 == 1002, "record stored in the last slot before wrapping");
+    llwpcb(0);
+
+    /* Wraparound from a non-zero starting head. */
+    fresh_lwpcb(0);
+    cb.head = 30 * 32 + 5;                  /* rounded down to 30 records */
+    cb.tail = 10 * 32;
+    llwpcb(&cb);
+    lwpins(0, 1, 0);
+    lwpins(0, 2, 0);
+    lwpins(0, 3, 0);
+    slwpcb();
+    report(ring[30].data1 == 1 && ring[31].data1 == 2 && ring[0].data1 == 3 && cb.head == 32,
+           "head rounded down, records wrap around the ring");
+    llwpcb(0);
+
+    /* BufferHeadOffset >= BufferSize is replaced by 0. */
+    fresh_lwpcb(0);
+    cb.head = sizeof(ring);
+    llwpcb(&cb);
+    lwpins(0, 9, 0);
+    report(ring[0].data1 == 9, "BufferHeadOffset beyond the ring starts at 0");
+    llwpcb(0);
+}
+
+static volatile unsigned irq_count;
+static volatile uintptr_t irq_rip;
+static volatile uint32_t irq_head;
+
+static void lwp_irq(struct ex_regs *regs)
+{
+    irq_count++;
+    irq_rip = regs->rip;
+    irq_head = cb.head;
+    apic_eoi();
+}
+
+static void test_threshold(void)
+{
+    uintptr_t after;
+
+    set_irq_handler(VECTOR, lwp_irq);
+    apic_enable();
+    fresh_lwpcb(LWP_F_INT);
+    cb.threshold = 2 * 32 + 7;             /* rounded down to 2 records */
+    llwpcb(&cb);
+    report(cb.flags == LWP_F_INT, "INT enabled in Flags");
+    asm volatile("sti");
+    lwpins(0, 1, 0);
+    report(irq_count == 0, "below the threshold: no interrupt");
+#ifdef __x86_64__
+    asm volatile("lea 1f(%%rip), %0\n\tlwpins $0, %1, %2\n1:\tnop" : "=&r"(after) : "r"(2), "r"(0) : "memory", "cc");
+#else
+    asm volatile("mov $1f, %0\n\tlwpins $0, %1, %2\n1:\tnop" : "=&r"(after) : "r"(2), "r"(0) : "memory", "cc");
+#endif
+    asm volatile("cli");
+    report(irq_count == 1, "threshold reached: one interrupt at vector %#x", VECTOR);
+    report(irq_rip == after, "interrupt taken right after the storing LWPINS (%#lx, want %#lx)",
+           (unsigned long)irq_rip, (unsigned long)after);
+    report(irq_head == 2 * 32, "head written to the LWPCB before the interrupt (%u)", irq_head);
+    llwpcb(0);
+
+    /* Threshold above BufferSize: never. */
+    irq_count = 0;
+    fresh_lwpcb(LWP_F_INT);
+    cb.threshold = sizeof(ring) + 32;
+    llwpcb(&cb);
+    asm volatile("sti");
+    for (int i = 0; i < 40; i++) {
+        lwpins(0, i, 0);
+    }
+    asm volatile("cli");
+    report(irq_count == 0, "threshold above BufferSize: no interrupt");
+    llwpcb(0);
+
+    /* Threshold 0: every stored record interrupts. */
+    irq_count = 0;
+    fresh_lwpcb(LWP_F_INT);
+    cb.threshold = 0;
+    llwpcb(&cb);
+    asm volatile("sti");
+    lwpins(0, 1, 0);
+    lwpins(0, 2, 0);
+    lwpins(0, 3, 0);
+    asm volatile("cli");
+    report(irq_count == 3, "threshold 0: an interrupt per record (%u)", irq_count);
+    llwpcb(0);
+
+    /* INT not available in LWP_CFG: Flags drop it, no interrupt. */
+    uint64_t cfg = rdmsr(MSR_LWP_CFG);
+    wrmsr(MSR_LWP_CFG, cfg & ~(uint64_t)LWP_F_INT);
+    irq_count = 0;
+    fresh_lwpcb(LWP_F_INT);
+    llwpcb(&cb);
+    asm volatile("sti");
+    lwpins(0, 1, 0);
+    asm volatile("cli");
+    report(cb.flags == 0 && irq_count == 0, "INT unavailable: Flags cleared, no interrupt");
+    llwpcb(0);
+    wrmsr(MSR_LWP_CFG, cfg);
+}
+
+static uintptr_t user_session(uintptr_t unused)
+{
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+    lwpins(0x77, 0x66, 0x55);
+    uintptr_t ok = slwpcb() == (uintptr_t)&cb && cb.head == 32 && ring[0].data1 == 0x66;
+    llwpcb(0);
+    return ok;
+}
+
+int main(void)
+{
+    lwp_os_enable(CORE_ID, VECTOR);
+    test_decode();
+    test_llwpcb_validation();
+    test_records();
+    test_ring();
+    test_threshold();
+    report(run_in_user(user_session, 0), "a CPL 3 session: LLWPCB, LWPINS, SLWPCB");
+    return 0;
+}
