@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Unit tests of the LWP MSRs (AMD pub. 43724 rev 3.08, sections 4.2, 4.3)
+// and of the reset state.
+
+#include <gtest/gtest.h>
+
+#include "lwp_test_support.h"
+
+namespace {
+
+using namespace lwptest;
+
+struct CfgCase {
+    uint64_t value;
+    bool ok;
+};
+
+class LwpCfgWrite : public ::testing::TestWithParam<CfgCase> {};
+
+TEST_P(LwpCfgWrite, OnlySupportedFeaturesAndNoReservedBits)
+{
+    const LwpCaps caps = family15h();     // EDX = 8000000F
+    EXPECT_EQ(lwp_cfg_write_ok(&caps, GetParam().value), GetParam().ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, LwpCfgWrite,
+    ::testing::Values(
+        CfgCase{0, true},
+        CfgCase{0x8000000F, true},
+        CfgCase{0x00000001, true},
+        CfgCase{0x80000000, true},
+        // COREID and VECTOR take any value.
+        CfgCase{0x0000FFFF8000000Full, true},
+        CfgCase{0x00000010, false},            // DME: not supported
+        CfgCase{0x00000040, false},            // RNH: not supported
+        CfgCase{0x00000080, false},            // reserved for future events
+        CfgCase{0x40000000, false},
+        CfgCase{0x0001000000000000ull, false}, // bits 63:48 reserved
+        CfgCase{0x8000000000000000ull, false}));
+
+TEST(LwpCfgWrite, FollowsTheCapabilities)
+{
+    LwpCaps caps = all_events();
+    EXPECT_TRUE(lwp_cfg_write_ok(&caps, 0x8000007F));
+    caps.features = 0;
+    EXPECT_FALSE(lwp_cfg_write_ok(&caps, 1));
+    EXPECT_TRUE(lwp_cfg_write_ok(&caps, 0x0000123400000000ull));
+}
+
+class LwpCbaddrWrite : public LwpTest {};
+
+TEST_F(LwpCbaddrWrite, NonZeroIsRefusedAndChangesNothing)
+{
+    start();
+    const LwpState before = st;
+    EXPECT_FALSE(lwp_cbaddr_write(&st, kCb));
+    EXPECT_FALSE(lwp_cbaddr_write(&st, 1));
+    EXPECT_TRUE(states_equal(st, before));
+}
+
+TEST_F(LwpCbaddrWrite, ZeroStopsWithoutSavingAndDropsThePendingRecord)
+{
+    cb.counter[1] = 5;
+    start();
+    lwpval();
+    lwpins();
+    st.pending[0] = LWP_EVENT_INS;
+    const auto snap = mem.snapshot();
+    EXPECT_TRUE(lwp_cbaddr_write(&st, 0));
+    EXPECT_TRUE(is_reset(st));
+    EXPECT_TRUE(mem.same_as(snap));
+    // Nothing left to flush.
+    LwpOutcome out = slwpcb();
+    EXPECT_EQ(out.value, 0u);
+    EXPECT_EQ(out.nwrites, 0u);
+    EXPECT_EQ(mem.peek32(kCb + 16), 0u);
+    EXPECT_EQ(mem.peek32(counter_at(kCb, 1)), 5u);
+}
+
+TEST_F(LwpCbaddrWrite, ZeroWhenDisabledIsFine)
+{
+    EXPECT_TRUE(lwp_cbaddr_write(&st, 0));
+    EXPECT_TRUE(is_reset(st));
+}
+
+TEST(LwpStateReset, ZeroesEverything)
+{
+    LwpState st;
+    std::memset(&st, 0xA5, sizeof(st));
+    lwp_state_reset(&st);
+    EXPECT_TRUE(is_reset(st));
+}
+
+} // namespace
