@@ -383,7 +383,8 @@ TEST_F(Llwpcb, UnreadableLwpcbIsReadFault)
 TEST_F(Llwpcb, LwpcbStraddlingIntoUnmappedPageFaultsThere)
 {
     const uint64_t at = kCb + kPage - 64;
-    place(kCb + kPage - 64, cb);   // needs the next page: map, fill, unmap
+    mem.map(kCb + kPage, kPage);
+    place(at, cb);
     mem.unmap(kCb + kPage, kPage);
     LwpOutcome out = expect_fault_without_effect([&] { return llwpcb(at); },
                                                  LWP_FAULT_PF);
