@@ -19,6 +19,8 @@ def main():
     ap.add_argument('--kernel', required=True)
     ap.add_argument('--cpu', default='max')
     ap.add_argument('--timeout', type=int, default=90)
+    ap.add_argument('--expect', metavar='FILE',
+                    help='the guest output must contain the lines of FILE, in a block')
     ap.add_argument('--show', action='store_true',
                     help='only print the guest output (for the demo), do not judge PASS lines')
     args, extra = ap.parse_known_args()
@@ -44,6 +46,12 @@ def main():
     summary = any(l.startswith('SUMMARY:') for l in lines)
     if args.show:
         return 0 if proc.returncode == 1 else 1
+    if args.expect:
+        want = open(args.expect).read().splitlines()
+        found = any(lines[i:i + len(want)] == want for i in range(len(lines)))
+        print('%s: output contains %s' % ('PASS' if found else 'FAIL', args.expect))
+        passed += found
+        failed += not found
     if proc.returncode != 1:
         print('FAIL: qemu exit status %d (guest exit code %d)' %
               (proc.returncode, proc.returncode >> 1))

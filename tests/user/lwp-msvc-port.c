@@ -46,18 +46,9 @@ typedef struct {
 static ALIGN64 LWPCB Lwpcb;
 static ALIGN64 LWP_EVENT Ring[32];
 
-NOINLINE static unsigned Workload(unsigned x)
-{
-    unsigned sum = 0;
-
-    for (unsigned i = 0; i < 12; i++) {
-        unsigned divisor = 3 + i % 5;
-        __lwpval32(divisor, i, 0x11);
-        sum += x / divisor;
-    }
-    __lwpins32(0xEE, sum, 0x22);
-    return sum;
-}
+#define LWPVAL32 __lwpval32
+#define LWPINS32 __lwpins32
+#include "../common/lwp-workload.h"
 
 int main(void)
 {
@@ -77,11 +68,8 @@ int main(void)
     for (uint32_t off = tail; off != head; off = (off + 32) % sizeof(Ring)) {
         const LWP_EVENT *e = &Ring[off / 32];
         uintptr_t ip = (uintptr_t)e->InstructionAddress;
-        printf("event %3u flags 0x%04x data1 0x%08x data2 0x%016llx ip %s\n",
-               e->EventId, e->Flags, e->Data1, (unsigned long long)e->Data2,
-               /* Workload is far smaller than 256 bytes. */
-               ip >= (uintptr_t)Workload && ip < (uintptr_t)Workload + 256 ?
-               "in Workload" : "elsewhere");
+        printf(WORKLOAD_RECORD_FORMAT, e->EventId, e->Flags, e->Data1,
+               (unsigned long long)e->Data2, WORKLOAD_IP_NAME(ip));
     }
     return 0;
 }

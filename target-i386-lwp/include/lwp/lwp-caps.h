@@ -12,6 +12,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * The C++ model defines every entry point noexcept; declaring them so for
+ * C++ keeps the declarations and definitions in agreement (clang rejects a
+ * mismatch) without changing anything for C.
+ */
+#ifndef LWP_NOEXCEPT
+#ifdef __cplusplus
+#define LWP_NOEXCEPT noexcept
+#else
+#define LWP_NOEXCEPT
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -54,26 +67,29 @@ typedef struct LwpCpuidRegs {
 } LwpCpuidRegs;
 
 /* The capabilities of an AMD family 15h model 01h part ("Zambezi"). */
-void lwp_caps_family15h(LwpCaps *caps);
+void lwp_caps_family15h(LwpCaps *caps) LWP_NOEXCEPT;
 
 /* Pack @caps into CPUID Fn8000_001C EBX/ECX/EDX (EAX left 0). */
-void lwp_caps_to_cpuid(const LwpCaps *caps, LwpCpuidRegs *regs);
+void lwp_caps_to_cpuid(const LwpCaps *caps,
+                       LwpCpuidRegs *regs) LWP_NOEXCEPT;
 /* Unpack CPUID Fn8000_001C EBX/ECX/EDX into @caps. */
-void lwp_caps_from_cpuid(const LwpCpuidRegs *regs, LwpCaps *caps);
+void lwp_caps_from_cpuid(const LwpCpuidRegs *regs,
+                         LwpCaps *caps) LWP_NOEXCEPT;
 
 /*
  * CPUID Fn8000_001C as a guest sees it: EBX/ECX/EDX from @caps and
  * EAX = (LWP_CFG[31:1] & EDX) | XCR0[62].  All zero when LWP is unsupported.
  */
 void lwp_cpuid_leaf(const LwpCaps *caps, uint64_t lwp_cfg, bool xcr0_lwp,
-                    LwpCpuidRegs *regs);
+                    LwpCpuidRegs *regs) LWP_NOEXCEPT;
 
 /*
  * Check that @caps describes an implementable LWP; on failure return false
  * and write into @field the name of the offending property (QEMU's spelling)
  * and into @why a short reason.
  */
-bool lwp_caps_check(const LwpCaps *caps, const char **field, const char **why);
+bool lwp_caps_check(const LwpCaps *caps, const char **field,
+                    const char **why) LWP_NOEXCEPT;
 
 #ifdef __cplusplus
 }

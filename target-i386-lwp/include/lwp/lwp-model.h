@@ -129,41 +129,43 @@ typedef struct LwpOutcome {
 } LwpOutcome;
 
 /* True if LWP_CFG may be written with @value (else WRMSR raises #GP). */
-bool lwp_cfg_write_ok(const LwpCaps *caps, uint64_t value);
+bool lwp_cfg_write_ok(const LwpCaps *caps, uint64_t value) LWP_NOEXCEPT;
 /* WRMSR LWP_CBADDR: false (#GP) for non-zero; zero disables LWP and discards state. */
-bool lwp_cbaddr_write(LwpState *st, uint64_t value);
+bool lwp_cbaddr_write(LwpState *st, uint64_t value) LWP_NOEXCEPT;
 /* Reset state (power-on, INIT, XRSTOR init): LWP disabled, everything zero. */
-void lwp_state_reset(LwpState *st);
+void lwp_state_reset(LwpState *st) LWP_NOEXCEPT;
 
 /* LLWPCB with the (operand-size truncated) effective address @ea. */
 void lwp_llwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
-                uint64_t ea, LwpOutcome *out);
+                uint64_t ea, LwpOutcome *out) LWP_NOEXCEPT;
 /* SLWPCB: flush; out->value = effective LWPCB address or 0. */
 void lwp_slwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
-                LwpOutcome *out);
+                LwpOutcome *out) LWP_NOEXCEPT;
 /*
  * Whether LWPVAL would store a record now; the caller reads a memory operand
  * only when this is true (spec 5.3).
  */
-bool lwp_lwpval_stores(const LwpState *st, const LwpCpuEnv *env);
+bool lwp_lwpval_stores(const LwpState *st,
+                       const LwpCpuEnv *env) LWP_NOEXCEPT;
 /* LWPVAL: data2 = vvvv register, data1 = r/m value, flags = imm (low 16 bits used). */
 void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
-                LwpOutcome *out);
+                LwpOutcome *out) LWP_NOEXCEPT;
 /* LWPINS: as LWPVAL; out->value = new CF. */
 void lwp_lwpins(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
-                LwpOutcome *out);
+                LwpOutcome *out) LWP_NOEXCEPT;
 
 /* XSAVE of component 62; returns the XSTATE_BV bit (false: LWP disabled, area untouched). */
-bool lwp_xsave(const LwpState *st, uint8_t area[LWP_XSAVE_SIZE]);
+bool lwp_xsave(const LwpState *st,
+               uint8_t area[LWP_XSAVE_SIZE]) LWP_NOEXCEPT;
 /*
  * XRSTOR of component 62 with XSTATE_BV[62] = @present (false: processor
  * supplied values, LWP disabled).  At CPL != 0 the addresses are validated
  * against DS / canonical form; a failure disables LWP without a fault.
  */
 void lwp_xrstor(LwpState *st, const LwpCpuEnv *env,
-                const uint8_t area[LWP_XSAVE_SIZE], bool present);
+                const uint8_t area[LWP_XSAVE_SIZE], bool present) LWP_NOEXCEPT;
 
 #ifdef __cplusplus
 }
