@@ -21,7 +21,7 @@ CONFIGURE_ARGS=(
     --firmwarepath="$(IFS=:; echo "${FIRMWARE_DIRS[*]}")"
 )
 
-want=$(printf '%s\n' "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
+want=$(printf '%s\n' "$QEMU_SRC" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
 have=$(cat "$QEMU_BUILDDIR/.qemu-lwp-configure" 2>/dev/null || true)
 if [ ! -f "$QEMU_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
     step "configuring QEMU $QEMU_VERSION"

@@ -8,7 +8,9 @@ QEMU_VERSION=10.0.2
 QEMU_DEB_VERSION='1:10.0.2+ds-2+deb13u1~bpo12+1'
 QEMU_TARBALL=qemu_10.0.2+ds.orig.tar.xz
 QEMU_TARBALL_SHA256=0901da33844a331bf8b3602b9c1fbd178e60b737c8e3ade678255bd090c9b9f1
-QEMU_SRC=$QEMU_LWP_BUILD/qemu-$QEMU_VERSION
+# Not build/qemu-*: meson would take a source path that starts with the build
+# directory's path (build/qemu) for a generated file.
+QEMU_SRC=$QEMU_LWP_BUILD/src/qemu-$QEMU_VERSION
 QEMU_BUILDDIR=${QEMU_LWP_QEMU_BUILDDIR:-$QEMU_LWP_BUILD/qemu}
 LWP_BUILDDIR=$QEMU_LWP_BUILD/lwp
 

@@ -193,13 +193,8 @@ bool Access::write(uint64_t addr, const void *data, uint32_t len)
     assert(len >= 1 && len <= LWP_RECORD_SIZE);
     Piece pieces[2];
     unsigned count;
-    if (!split(addr, len, pieces, &count)) {
+    if (!check_writable(addr, len) || !split(addr, len, pieces, &count)) {
         return false;
-    }
-    for (unsigned i = 0; i < count; i++) {
-        if (!writable_piece(pieces[i].addr, pieces[i].len)) {
-            return false;
-        }
     }
     const uint8_t *src = static_cast<const uint8_t *>(data);
     for (unsigned i = 0; i < count; i++) {

@@ -2,6 +2,8 @@
 // The LWP MSRs (AMD pub. 43724 rev 3.08, sections 4.2 and 4.3) and the reset
 // state they share with INIT and XRSTOR's processor-supplied values.
 
+#include <string.h>
+
 #include "lwp/lwp-model.h"
 
 namespace {
@@ -32,7 +34,9 @@ bool lwp_cbaddr_write(LwpState *st, uint64_t value) noexcept
 
 void lwp_state_reset(LwpState *st) noexcept
 {
-    *st = LwpState{};
+    // Padding too: nothing of the previous session may survive, whatever
+    // later copies or compares the raw bytes.
+    memset(st, 0, sizeof(*st));
 }
 
 } // extern "C"

@@ -4,6 +4,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/qemu-print.h"
 #include "cpu.h"
 #include "lwp/lwp-caps.h"
 #include "lwp-qemu.h"
@@ -74,4 +75,30 @@ void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
     *ebx = regs.ebx;
     *ecx = regs.ecx;
     *edx = regs.edx;
+}
+
+void x86_lwp_dump_state(CPUX86State *env, FILE *f)
+{
+    const LwpState *lwp = &env->lwp;
+
+    if (!(env_archcpu(env)->lwp_caps.features & LWP_FEAT_AVAIL)) {
+        return;
+    }
+    qemu_fprintf(f, "LWP_CFG=%016" PRIx64 " LWP_CBADDR=%016" PRIx64
+                 " XCR0.LWP=%d\n", env->lwp_cfg, lwp->cbaddr,
+                 !!(env->xcr0 & XSTATE_LWP_MASK));
+    if (!lwp->cbaddr) {
+        return;
+    }
+    qemu_fprintf(f, "LWP flags=%08x base=%016" PRIx64 " size=%08x head=%08x"
+                 " tail=%08x threshold=%08x filters=%08x pending=%u\n",
+                 lwp->flags, lwp->buffer_base, lwp->buffer_size, lwp->head,
+                 lwp->tail, lwp->threshold, lwp->filters, lwp->pending[0]);
+    qemu_fprintf(f, "LWP counters");
+    for (int id = 1; id <= LWP_MAX_EVENT; id++) {
+        if (lwp->flags & (1u << id)) {
+            qemu_fprintf(f, " %d:%d/%u", id, lwp->counter[id], lwp->interval[id]);
+        }
+    }
+    qemu_fprintf(f, "\n");
 }

@@ -36,6 +36,14 @@ void x86_lwp_reset(X86CPU *cpu);
 void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
                    uint32_t *ecx, uint32_t *edx);
 
+#ifndef CONFIG_USER_ONLY
+/* The "cpu/lwp" migration subsection (validated on load). */
+extern const VMStateDescription vmstate_x86_lwp;
+#endif
+
+/* LWP registers and live state for "info registers" / -d cpu. */
+void x86_lwp_dump_state(CPUX86State *env, FILE *f);
+
 /* MSRs (TCG): false means #GP. */
 bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
 bool x86_lwp_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val);

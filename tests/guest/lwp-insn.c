@@ -308,6 +308,74 @@ static void test_threshold(void)
     wrmsr(MSR_LWP_CFG, cfg);
 }
 
+#ifdef __x86_64__
+extern uint64_t pdpt[];
+
+/* XOP.R/X/B, every register, SIB and RIP-relative forms (64-bit mode). */
+static void test_addressing64(void)
+{
+    static uint32_t arr[8] = { 10, 11, 12, 13, 14, 15, 16, 17 };
+
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+    asm volatile("mov %0, %%r9\n\tmov $3, %%r10\n\tmov %1, %%r11\n\t"
+                 "lwpins $0x41, 8(%%r9,%%r10,4), %%r11"
+                 : : "r"(arr), "r"(0x1234567890ull) : "r9", "r10", "r11", "memory", "cc");
+    report(ring[0].data1 == 15 && ring[0].data2 == 0x1234567890ull && ring[0].flags == 0x41,
+           "LWPINS with r8-r15 base/index (SIB) and vvvv = r11");
+    asm volatile("mov $0xfeedface, %%r12d\n\tmov $7, %%r13\n\tlwpins $0x42, %%r12d, %%r13"
+                 : : : "r12", "r13", "memory", "cc");
+    report(ring[1].data1 == 0xfeedface && ring[1].data2 == 7, "LWPINS with r12d as r/m, r13 as vvvv");
+    asm volatile("lwpins $0x43, %c0+4(%%rip), %%rax" : : "i"(arr), "a"(0) : "memory", "cc");
+    report(ring[2].data1 == 11 && ring[2].flags == 0x43, "LWPINS with a RIP-relative operand and imm32");
+    asm volatile("mov %0, %%r15\n\tlwpval $0x44, 4(%%r15), %%r14" : : "r"(arr) : "r14", "r15", "memory");
+    report(ring[3].event_id == 1 && ring[3].data1 == 11, "LWPVAL with an r15-based memory operand");
+    llwpcb(0);
+}
+
+/* 32-bit operand size truncates the LWPCB address (5.1, 5.2). */
+static void test_operand_size64(void)
+{
+    uint64_t high = (uintptr_t)&cb + (1ull << 32);
+    uint32_t low;
+    uintptr_t full;
+
+    pdpt[4] = pdpt[0];                     /* alias the first GiB at 4 GiB */
+    asm volatile("mov %%cr3, %%rax\n\tmov %%rax, %%cr3" : : : "rax", "memory");
+    fresh_lwpcb(0);
+    llwpcb((void *)high);
+    asm volatile("slwpcb %0" : "=r"(full));
+    asm volatile("slwpcb %0" : "=r"(low));
+    report(full == high && rdmsr(MSR_LWP_CBADDR) == high, "64-bit LLWPCB/SLWPCB keep the full address");
+    report(low == (uint32_t)high, "SLWPCB with 32-bit operand size truncates");
+    llwpcb(0);
+    asm volatile("llwpcb %k0" : : "r"(high) : "memory");
+    report(rdmsr(MSR_LWP_CBADDR) == (uintptr_t)&cb, "LLWPCB with 32-bit operand size truncates");
+    llwpcb(0);
+    pdpt[4] = 0;
+}
+#endif
+
+#ifndef __x86_64__
+/* Spec 5: every LWP instruction is #UD outside protected mode (here V86). */
+static void test_v86(void)
+{
+    static const uint8_t code[][6] = {
+        { 0x8f, 0xe9, 0x78, 0x12, 0xc8, 0xf4 },   /* slwpcb %eax; hlt */
+        { 0x8f, 0xe9, 0x78, 0x12, 0xc0, 0xf4 },   /* llwpcb %eax */
+        { 0xcd, 0x30, 0xf4 },                     /* int $0x30: #GP at IOPL 0 */
+    };
+    uint8_t *low = (uint8_t *)0x7000;             /* 0700:0000 */
+
+    memcpy(low, code[0], 6);
+    report(run_in_v86(0x700, 0) == UD_VECTOR, "SLWPCB in virtual-8086 mode: #UD");
+    memcpy(low, code[1], 6);
+    report(run_in_v86(0x700, 0) == UD_VECTOR, "LLWPCB in virtual-8086 mode: #UD");
+    memcpy(low, code[2], 3);
+    report(run_in_v86(0x700, 0) == GP_VECTOR, "(control: INT in V86 at IOPL 0 is #GP, not #UD)");
+}
+#endif
+
 static uintptr_t user_session(uintptr_t unused)
 {
     fresh_lwpcb(LWP_F_VAL);
@@ -326,6 +394,12 @@ int main(void)
     test_records();
     test_ring();
     test_threshold();
+#ifdef __x86_64__
+    test_addressing64();
+    test_operand_size64();
+#else
+    test_v86();
+#endif
     report(run_in_user(user_session, 0), "a CPL 3 session: LLWPCB, LWPINS, SLWPCB");
     return 0;
 }

@@ -47,7 +47,7 @@ expect_error "unreachable registry is named" "apt-get source qemu=.* failed"
 fresh_tree
 head -c 4096 /dev/urandom >"$tmp/cache/qemu_10.0.2+ds.orig.tar.xz"
 expect_error "checksum mismatch is refused" "checksum mismatch for qemu_10.0.2+ds.orig.tar.xz"
-[ -f "$tmp/cache/qemu_10.0.2+ds.orig.tar.xz.bad" ] && [ ! -d "$tmp/build/qemu-10.0.2" ]
+[ -f "$tmp/cache/qemu_10.0.2+ds.orig.tar.xz.bad" ] && [ ! -d "$tmp/build/src/qemu-10.0.2" ]
 report $? "bad tarball moved aside and nothing unpacked"
 
 if [ -f "$real_cache/qemu_10.0.2+ds.orig.tar.xz" ]; then
@@ -70,7 +70,7 @@ if [ -f "$real_cache/qemu_10.0.2+ds.orig.tar.xz" ]; then
 PATCH
     echo "9999-conflict.patch" >>"$tmp/tree/patches/qemu-10.0.2/series"
     expect_error "conflicting patch is named" "patch does not apply cleanly: patches/qemu-10.0.2/9999-conflict.patch"
-    [ "$(cat "$tmp/build/qemu-10.0.2/VERSION")" = 10.0.2 ]
+    [ "$(cat "$tmp/build/src/qemu-10.0.2/VERSION")" = 10.0.2 ]
     report $? "conflicting patch left VERSION untouched"
 else
     echo "SKIP: patch checks need the verified tarball in $real_cache"

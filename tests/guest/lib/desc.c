@@ -98,6 +98,12 @@ void handle_interrupt(struct ex_regs *regs)
     if (regs->vector == USER_RETURN_VECTOR && (regs->cs & 3) == 3) {
         resume_kernel(regs->rax);
     }
+#ifndef __x86_64__
+    if (regs->rflags & (1u << 17)) {
+        /* Anything taken in virtual-8086 mode ends run_in_v86(). */
+        resume_kernel(regs->vector);
+    }
+#endif
     if (handlers[regs->vector]) {
         handlers[regs->vector](regs);
         return;

@@ -148,6 +148,31 @@ user_trampoline:
     add $4, %esp
     int $USER_RETURN_VECTOR
 
+    /*
+     * run_in_v86(cs, ip): enter virtual-8086 mode at cs:ip; the first
+     * exception or interrupt taken there returns its vector to the caller.
+     */
+    .globl run_in_v86
+run_in_v86:
+    push %ebx
+    push %esi
+    push %edi
+    push %ebp
+    mov 20(%esp), %ebx
+    mov 24(%esp), %esi
+    mov %esp, kernel_saved_sp
+    mov %esp, tss + 4
+    push $0                          /* GS */
+    push $0                          /* FS */
+    push %ebx                        /* DS */
+    push %ebx                        /* ES */
+    push %ebx                        /* SS */
+    push $0xff0                      /* SP */
+    push $0x20002                    /* EFLAGS: VM */
+    push %ebx                        /* CS */
+    push %esi                        /* IP */
+    iret
+
     .globl resume_kernel
 resume_kernel:                       /* (value) on the stack */
     mov 4(%esp), %eax

@@ -104,6 +104,14 @@ void set_irq_handler(int vector, irq_handler_t handler);
 /* Run fn(arg) at CPL 3 (IOPL 3, so it may still print) and return its value. */
 uintptr_t run_in_user(uintptr_t (*fn)(uintptr_t), uintptr_t arg);
 
+#ifndef __x86_64__
+/*
+ * Run real-mode code at cs:ip in virtual-8086 mode (32-bit builds); returns
+ * the vector of the first exception or interrupt it takes.
+ */
+uintptr_t run_in_v86(uint16_t cs, uint16_t ip);
+#endif
+
 /* Reporting: one line per check, then a summary and the exit status. */
 void report(bool pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void report_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The LWP CPU options as a user meets them: -cpu help, QMP's
+query-cpu-model-expansion, CPU model versions, start-up refusals that name
+the property, 'info registers' and trace events.
+Usage: test_cpu_options.py QEMU_SYSTEM DEMO_GUEST_IMAGE"""
+import json
+import subprocess
+import sys
+
+qemu, demo = sys.argv[1], sys.argv[2]
+passed = failed = 0
+
+
+def report(ok, what):
+    global passed, failed
+    print('%s: %s' % ('PASS' if ok else 'FAIL', what))
+    passed += bool(ok)
+    failed += not ok
+
+
+def run(*args, timeout=60):
+    return subprocess.run([qemu, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, timeout=timeout, text=True)
+
+
+def qmp(commands, *args, machine='none'):
+    """Run QMP commands against a fresh QEMU; return their replies in order."""
+    lines = [json.dumps({'execute': 'qmp_capabilities'})]
+    lines += [json.dumps(c) for c in commands] + [json.dumps({'execute': 'quit'})]
+    proc = subprocess.run([qemu, '-machine', machine, '-accel', 'tcg', '-nodefaults', '-S',
+                           '-display', 'none', '-qmp', 'stdio', *args],
+                          input='\n'.join(lines) + '\n', stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=60)
+    replies = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith('{')]
+    replies = [r for r in replies if 'return' in r or 'error' in r]
+    return replies[1:1 + len(commands)]
+
+
+def expand(model):
+    r = qmp([{'execute': 'query-cpu-model-expansion',
+              'arguments': {'type': 'full', 'model': {'name': model}}}])[0]
+    return r.get('return', {}).get('model', {}).get('props', {})
+
+
+out = run('-cpu', 'help').stdout
+flags = out[out.find('Recognized CPUID flags'):].split()
+for f in ('lwp', 'lwpval', 'lwpire', 'lwpbre', 'lwpint', 'lwpipf'):
+    report(f in flags, '-cpu help lists the flag %s' % f)
+report('Opteron_G4-v2' in out and 'Opteron_G5-v2' in out,
+       '-cpu help lists Opteron_G4-v2 and Opteron_G5-v2')
+
+props = expand('max')
+report(props.get('lwp') is True and props.get('lwpval') is True and props.get('lwpint') is True,
+       'max expands with lwp, lwpval, lwpint')
+report(props.get('lwp-cb-size') == 19 and props.get('lwp-max-events') == 3 and
+       props.get('lwp-event-offset') == 128 and props.get('lwp-min-buffer-size') == 1,
+       'max expands with the family-15h numeric properties')
+report(expand('Opteron_G4-v2').get('lwp') is True, 'Opteron_G4-v2 has lwp')
+report(expand('Opteron_G5-v2').get('lwpval') is True, 'Opteron_G5-v2 has lwpval')
+report(expand('Opteron_G4-v1').get('lwp') is False, 'Opteron_G4-v1 keeps its ABI: no lwp')
+report(expand('Opteron_G4').get('lwp') is False, 'Opteron_G4 (default version) has no lwp')
+report(expand('qemu64').get('lwp') is False, 'qemu64 has no lwp')
+
+refusals = [
+    ('qemu64,+lwp', "'lwp' requires 'xsave'"),
+    ('max,lwp-max-events=6', "'lwp-cb-size'"),
+    ('max,lwp-event-size=16', "'lwp-event-size'"),
+    ('max,lwp-version=0', "'lwp-version'"),
+    ('max,lwp-event-offset=84', "'lwp-event-offset'"),
+    ('max,lwp-event-offset=80', "'lwp-event-offset'"),
+]
+for cpu, msg in refusals:
+    p = run('-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-nodefaults', '-display', 'none', '-S',
+            '-monitor', 'none', timeout=20)
+    report(p.returncode != 0 and msg in p.stdout, '-cpu %s refused naming %s' % (cpu, msg))
+p = run('-M', 'pc', '-accel', 'tcg', '-cpu', 'max,lwp-max-events=6,lwp-cb-size=22',
+        '-nodefaults', '-display', 'none', '-monitor', 'none', '-kernel', demo,
+        '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04', timeout=60)
+report(p.returncode == 1, 'a consistent non-default combination starts (max-events 6, cb-size 22)')
+
+regs = qmp([{'execute': 'human-monitor-command',
+             'arguments': {'command-line': 'info registers'}}], '-cpu', 'max', machine='pc')
+text = regs[0].get('return', '') if regs else ''
+report('LWP_CFG=' in text and 'LWP_CBADDR=' in text, "'info registers' shows LWP_CFG and LWP_CBADDR")
+regs = qmp([{'execute': 'human-monitor-command',
+             'arguments': {'command-line': 'info registers'}}], '-cpu', 'max,-lwp',
+           machine='pc')
+text = regs[0].get('return', '') if regs else '?'
+report('LWP_CFG' not in text, "'info registers' shows no LWP without LWP")
+
+p = run('-M', 'pc', '-accel', 'tcg', '-cpu', 'max', '-nodefaults', '-display', 'none',
+        '-monitor', 'none', '-kernel', demo, '-trace', 'lwp_*',
+        '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04', timeout=60)
+report('lwp_llwpcb' in p.stdout and 'lwp_store' in p.stdout and
+       'lwp_threshold_interrupt' in p.stdout and 'lwp_wrmsr' in p.stdout,
+       "-trace 'lwp_*' reports the demo's LLWPCB, stores, MSR write and interrupts")
+
+print('%d passed, %d failed' % (passed, failed))
+sys.exit(1 if failed else 0)

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A CPU without LWP (run with -cpu max,-lwp): nothing of LWP is visible and
+ * every way in faults (spec 3, 4, 5 "LWP is not implemented").
+ */
+#include "lwp.h"
+
+static int wrmsr_fault(uint32_t msr, uint64_t v)
+{
+    asm volatile(ASM_TRY "wrmsr\n\t" ASM_CATCH
+                 : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
+    return last_exc.vector;
+}
+
+static int rdmsr_fault(uint32_t msr)
+{
+    asm volatile(ASM_TRY "rdmsr\n\t" ASM_CATCH : : "c"(msr) : "rax", "rdx", "memory");
+    return last_exc.vector;
+}
+
+int main(void)
+{
+    uint32_t a, b, c, d;
+
+    cpuid_count(0x80000001, 0, &a, &b, &c, &d);
+    report(!(c & (1u << 15)), "CPUID 8000_0001.ECX[15] clear");
+    cpuid_count(0xd, 0, &a, &b, &c, &d);
+    report(!(d & (1u << 30)), "CPUID 0D.0 EDX[30] clear");
+    cpuid_count(0xd, 62, &a, &b, &c, &d);
+    report(a == 0 && b == 0, "CPUID 0D.62 empty");
+    uint32_t max_ext;
+    cpuid_count(0x80000000, 0, &max_ext, &b, &c, &d);
+    if (max_ext >= 0x8000001C) {
+        lwp_cpuid(&a, &b, &c, &d);
+        report((a | b | c | d) == 0, "CPUID 8000_001C all zero");
+    } else {
+        report(true, "CPUID 8000_001C beyond the maximum extended leaf %#x", max_ext);
+    }
+
+    write_cr4(read_cr4() | CR4_OSXSAVE);
+    asm volatile(ASM_TRY "xsetbv\n\t" ASM_CATCH
+                 : : "c"(0), "a"((uint32_t)xgetbv(0)), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    report(last_exc.vector == GP_VECTOR, "XSETBV of bit 62: #GP");
+    report(rdmsr_fault(MSR_LWP_CFG) == GP_VECTOR, "RDMSR LWP_CFG: #GP");
+    report(wrmsr_fault(MSR_LWP_CFG, 0) == GP_VECTOR, "WRMSR LWP_CFG: #GP");
+    report(rdmsr_fault(MSR_LWP_CBADDR) == GP_VECTOR, "RDMSR LWP_CBADDR: #GP");
+
+    asm volatile(ASM_TRY "llwpcb %%eax\n\t" ASM_CATCH : : "a"(0) : "memory");
+    report(last_exc.vector == UD_VECTOR, "LLWPCB: #UD");
+    asm volatile(ASM_TRY "slwpcb %%eax\n\t" ASM_CATCH : : : "rax", "memory");
+    report(last_exc.vector == UD_VECTOR, "SLWPCB: #UD");
+    asm volatile(ASM_TRY "lwpins $1, %%eax, %%edx\n\t" ASM_CATCH : : "a"(0), "d"(0) : "memory");
+    report(last_exc.vector == UD_VECTOR, "LWPINS: #UD");
+    asm volatile(ASM_TRY "lwpval $1, %%eax, %%edx\n\t" ASM_CATCH : : "a"(0), "d"(0) : "memory");
+    report(last_exc.vector == UD_VECTOR, "LWPVAL: #UD");
+    return 0;
+}
