@@ -82,12 +82,24 @@ static void test_image(void)
     report(zero, "image: bytes 88-127 zero");
     report(cb_a.head == 0, "XSAVE does not write the LWPCB");
 
+    memset(area_b, 0, XSAVE_SIZE);
+    asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    report((*bv(area_b) & XCR0_LWP) && memcmp(area_b + LWP_OFF, area_a + LWP_OFF, 128) == 0,
+           "XSAVEOPT saves the same image while LWP is enabled");
+
     /* Processor supplied values disable LWP (spec 7.5, 8.7.2). */
     memset(area_b, 0, XSAVE_SIZE);
     report(xrstor(area_b, XCR0_LWP) == -1 && slwpcb() == 0,
            "XRSTOR with XSTATE_BV[62] = 0 disables LWP");
     /* RFBM without bit 62 leaves LWP alone. */
     report(xrstor(area_a, 3) == -1 && slwpcb() == 0, "XRSTOR without bit 62 in EDX:EAX: no LWP change");
+
+    memset(area_b, 0xaa, XSAVE_SIZE);
+    *bv(area_b) = 0;
+    memset(area_b + XSTATE_BV_OFF + 8, 0, 56);
+    asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    report((*bv(area_b) & XCR0_LWP) == 0 && area_b[LWP_OFF] == 0xaa,
+           "XSAVEOPT with LWP disabled: XSTATE_BV[62] = 0, area untouched");
 
     report(xrstor(area_a, XCR0_LWP) == -1, "XRSTOR of the saved image");
     lwpval(0, 1, 0);                       /* counter 1 -> 0 */
