@@ -11,13 +11,73 @@
 #include "cpu.h"
 #include "migration/vmstate.h"
 #include "lwp/lwp-model.h"
+#include "lwp/lwp-policy.h"
 #include "lwp-qemu.h"
 
+/*
+ * The source CPU's CPUID[8000_001C] EBX/ECX/EDX travel with the state: the
+ * destination must offer at least what the guest may have discovered.
+ */
+typedef struct LwpMigrationCaps {
+    X86CPU *parent;
+    uint32_t ebx, ecx, edx;
+} LwpMigrationCaps;
+
+static int lwp_caps_pre_save(void *opaque)
+{
+    LwpMigrationCaps *tmp = opaque;
+    LwpCpuidRegs regs;
+
+    lwp_caps_to_cpuid(&tmp->parent->lwp_caps, &regs);
+    tmp->ebx = regs.ebx;
+    tmp->ecx = regs.ecx;
+    tmp->edx = regs.edx;
+    return 0;
+}
+
+static int lwp_caps_post_load(void *opaque, int version_id)
+{
+    LwpMigrationCaps *tmp = opaque;
+    LwpCpuidRegs regs = { 0, tmp->ebx, tmp->ecx, tmp->edx };
+    LwpCaps source;
+    const char *missing;
+
+    lwp_caps_from_cpuid(&regs, &source);
+    if (!lwp_caps_covers(&tmp->parent->lwp_caps, &source, &missing)) {
+        error_report("cpu/lwp: the destination CPU lacks LWP capability '%s' "
+                     "that the guest was given (source CPUID 8000_001C "
+                     "EBX=%08x ECX=%08x EDX=%08x)", missing, tmp->ebx,
+                     tmp->ecx, tmp->edx);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_lwp_caps = {
+    .name = "cpu/lwp/caps",
+    .pre_save = lwp_caps_pre_save,
+    .post_load = lwp_caps_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(ebx, LwpMigrationCaps),
+        VMSTATE_UINT32(ecx, LwpMigrationCaps),
+        VMSTATE_UINT32(edx, LwpMigrationCaps),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/* Sent once the guest has made LWP available (or left state behind). */
 static bool lwp_state_needed(void *opaque)
 {
     X86CPU *cpu = opaque;
 
-    return cpu->env.lwp_cfg || cpu->env.lwp.cbaddr;
+    return (cpu->env.xcr0 & XSTATE_LWP_MASK) || cpu->env.lwp_cfg ||
+           cpu->env.lwp.cbaddr;
+}
+
+/* 57-bit is the widest linear address any x86 CPU forms (LA57). */
+static bool lwp_canonical(uint64_t addr)
+{
+    return (uint64_t)(((int64_t)addr << 7) >> 7) == addr;
 }
 
 static const char *lwp_state_invalid(X86CPU *cpu)
@@ -35,6 +95,10 @@ static const char *lwp_state_invalid(X86CPU *cpu)
     }
     if (!s->cbaddr) {
         return NULL;
+    }
+    if (!lwp_canonical(s->cbaddr) || !lwp_canonical(s->buffer_base) ||
+        !lwp_canonical(s->buffer_base + s->buffer_size - 1)) {
+        return "LWPCB or ring buffer address (not canonical)";
     }
     if (s->buffer_size % LWP_RECORD_SIZE || s->buffer_size < MAX(min_size, 1u)) {
         return "BufferSize";
@@ -79,6 +143,7 @@ const VMStateDescription vmstate_x86_lwp = {
     .needed = lwp_state_needed,
     .post_load = lwp_state_post_load,
     .fields = (const VMStateField[]) {
+        VMSTATE_WITH_TMP(X86CPU, LwpMigrationCaps, vmstate_lwp_caps),
         VMSTATE_UINT64(env.lwp_cfg, X86CPU),
         VMSTATE_UINT64(env.lwp.cbaddr, X86CPU),
         VMSTATE_UINT64(env.lwp.buffer_base, X86CPU),

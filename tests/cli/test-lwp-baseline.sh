@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lwp-baseline over the three kinds of host description, and a refused pool.
+# Usage: test-lwp-baseline.sh LWP_BASELINE QEMU_SYSTEM
+set -uo pipefail
+tool=$1 qemu=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+report() {
+    if [ "$1" = 0 ]; then echo "PASS: $2"; passed=$((passed + 1));
+    else echo "FAIL: $2"; failed=$((failed + 1)); fi
+}
+
+# Host 1: what our QEMU's -cpu max expands to (QMP).
+printf '%s\n' '{"execute":"qmp_capabilities"}' \
+    '{"execute":"query-cpu-model-expansion","arguments":{"type":"full","model":{"name":"max"}}}' \
+    '{"execute":"quit"}' |
+    "$qemu" -machine none -accel tcg -nodefaults -display none -qmp stdio >"$tmp/max.json" 2>&1
+# Host 2: a real FX-81xx's raw CPUID (InstLatX64 dump format).
+echo 'CPUID 8000001C: 00000000-80032013-00010200-8000000F' >"$tmp/zambezi.txt"
+# Host 3: cpuid -r format, a hypothetical part with a larger minimum buffer.
+echo '   0x8000001c 0x00: eax=0x00000000 ebx=0x80032013 ecx=0x00030200 edx=0x8000000b' >"$tmp/h3.txt"
+
+out=$("$tool" "$tmp/max.json" "$tmp/zambezi.txt" "$tmp/h3.txt" --cpu 'max,+lwp,+lwpval,+lwpint')
+rc=$?
+report $rc "a compatible pool of 4 hosts has a baseline"
+grep -q -- '-cpu ...,lwp=on,lwpval=on,lwpire=off,lwpbre=off' <<<"$out"
+report $? "feature bits are ANDed (IRE only on Zambezi, BRE not on host 3)"
+grep -q 'lwpint=on' <<<"$out" && grep -q 'lwp-min-buffer-size=3' <<<"$out"
+report $? "LwpMinBufferSize takes the maximum (3)"
+grep -q "<feature policy='require' name='lwpval'/>" <<<"$out" &&
+    grep -q "<feature policy='disable' name='lwpire'/>" <<<"$out"
+report $? "libvirt <cpu> fragment with require/disable features"
+
+echo 'CPUID 8000001C: 00000000-88032014-00010200-8000000F' >"$tmp/wide.txt"
+err=$("$tool" "$tmp/zambezi.txt" "$tmp/h3.txt" "$tmp/wide.txt" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] && grep -q "zambezi.txt and .*wide.txt disagree on lwp-event-offset" <<<"$err"
+report $? "a host with another LwpEventOffset makes the pool incompatible, naming both hosts"
+
+out=$("$tool" "$tmp/zambezi.txt" --cpu 'qemu64')
+grep -q 'lwp=off' <<<"$out"
+report $? "a host without LWP leaves the pool without LWP"
+
+"$tool" "$tmp/nonexistent" >/dev/null 2>&1
+[ $? = 2 ]
+report $? "an unreadable host description is an error"
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
