@@ -55,7 +55,9 @@ Access::Access(const LwpCpuEnv &env, const LwpMem &mem, LwpOutcome &out)
 bool Access::split(uint64_t addr, uint64_t len, Piece pieces[2],
                    unsigned *count)
 {
-    if (env_.mode64) {
+    // In long mode (compatibility mode too) the kept linear addresses are
+    // used as they are (spec 4.3); only legacy mode wraps at 4 GiB.
+    if (env_.mode64 || env_.long_mode) {
         if (!canonical_range(addr, len, canonical_bits(env_))) {
             return fail_gp();
         }

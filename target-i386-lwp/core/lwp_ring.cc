@@ -116,8 +116,10 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
         st.head = next;
     }
 
-    // Threshold > BufferSize never interrupts; 0 interrupts on every store.
-    if ((st.flags & kFlagsInt) && st.threshold <= st.buffer_size &&
+    // Table 6-1: the space used is computed when LWP advances the head, so a
+    // full ring (head not advanced) does not interrupt again.  Threshold >
+    // BufferSize never interrupts; 0 interrupts on every advancing store.
+    if (!*missed && (st.flags & kFlagsInt) && st.threshold <= st.buffer_size &&
         space_used(st) >= st.threshold) {
         if (!tail_fresh && !reread_tail(st, access)) {
             return false;

@@ -29,19 +29,21 @@ typedef struct LwpGuestMem {
 static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
                       MMUAccessType access)
 {
-    uint64_t end = addr + len;
+    /* Walk by the last byte, so a range ending at 2^64 is still probed. */
+    uint64_t last_page = (addr + len - 1) & TARGET_PAGE_MASK;
+    uint64_t page = addr & TARGET_PAGE_MASK;
     void *host;
 
-    for (uint64_t page = addr & TARGET_PAGE_MASK; page < end;
-         page += TARGET_PAGE_SIZE) {
-        uint64_t a = MAX(page, addr);
-        int flags = probe_access_flags(m->env, a, 1, access, m->mmu_idx,
-                                       true, &host, m->ra);
+    for (;; page += TARGET_PAGE_SIZE) {
+        int flags = probe_access_flags(m->env, MAX(page, addr), 1, access,
+                                       m->mmu_idx, true, &host, m->ra);
         if (flags & TLB_INVALID_MASK) {
             return false;
         }
+        if (page == last_page) {
+            return true;
+        }
     }
-    return true;
 }
 
 static bool lwp_mem_read(void *opaque, uint64_t addr, void *buf, uint32_t len)
@@ -79,6 +81,7 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
     e->ds_writable = (ds->flags & (DESC_CS_MASK | DESC_W_MASK)) == DESC_W_MASK;
     e->ds_usable = (ds->flags & DESC_P_MASK) || !(env->cr[0] & CR0_PE_MASK);
     e->va_bits = (env->cr[4] & CR4_LA57_MASK) ? 57 : 48;
+    e->long_mode = env->hflags & HF_LMA_MASK;
 }
 
 /*

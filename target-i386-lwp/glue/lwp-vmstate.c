@@ -74,10 +74,12 @@ static bool lwp_state_needed(void *opaque)
            cpu->env.lwp.cbaddr;
 }
 
-/* 57-bit is the widest linear address any x86 CPU forms (LA57). */
-static bool lwp_canonical(uint64_t addr)
+/* Canonical for the CPU's current linear-address width (48, or 57 with LA57). */
+static bool lwp_canonical(CPUX86State *env, uint64_t addr)
 {
-    return (uint64_t)(((int64_t)addr << 7) >> 7) == addr;
+    int shift = env->cr[4] & CR4_LA57_MASK ? 7 : 16;
+
+    return (uint64_t)(((int64_t)addr << shift) >> shift) == addr;
 }
 
 static const char *lwp_state_invalid(X86CPU *cpu)
@@ -96,11 +98,14 @@ static const char *lwp_state_invalid(X86CPU *cpu)
     if (!s->cbaddr) {
         return NULL;
     }
-    if (!lwp_canonical(s->cbaddr) || !lwp_canonical(s->buffer_base) ||
-        !lwp_canonical(s->buffer_base + s->buffer_size - 1)) {
+    if (!lwp_canonical(&cpu->env, s->cbaddr) ||
+        !lwp_canonical(&cpu->env, s->buffer_base) ||
+        s->buffer_base + s->buffer_size - 1 < s->buffer_base ||
+        !lwp_canonical(&cpu->env, s->buffer_base + s->buffer_size - 1)) {
         return "LWPCB or ring buffer address (not canonical)";
     }
-    if (s->buffer_size % LWP_RECORD_SIZE || s->buffer_size < MAX(min_size, 1u)) {
+    if (s->buffer_size % LWP_RECORD_SIZE || s->buffer_size < MAX(min_size, 1u) ||
+        s->buffer_size > 0x0FFFFFFF) {
         return "BufferSize";
     }
     if (s->head % LWP_RECORD_SIZE || s->head >= s->buffer_size) {

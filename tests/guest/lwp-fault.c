@@ -184,6 +184,21 @@ static void test_address_checks(void)
     llwpcb(0);
     cb->buffer_base = 1ull << 32 | (uintptr_t)ring;
     report(try_llwpcb(cb) == GP_VECTOR, "BufferBase upper 32 bits set outside 64-bit mode: #GP");
+    cb->buffer_base = (uintptr_t)ring;
+
+    /* A read-only data segment: LWP stores through DS, so #GP. */
+    gdt[9] = 0x00cff1000000ffffull;
+    asm volatile("mov %0, %%ds" : : "r"(0x4b));
+    report(try_llwpcb(cb) == GP_VECTOR, "read-only DS: #GP");
+
+    /* Expand-down, byte-granular, B = 1, limit 0xfffff: offsets from 1 MiB. */
+    gdt[9] = 0x004ff6000000ffffull;
+    asm volatile("mov %0, %%ds" : : "r"(0x4b));
+    report(try_llwpcb(cb) == -1, "expand-down DS: LWPCB and ring above the limit accepted");
+    llwpcb(0);
+    cb->buffer_base = 0x80000;
+    report(try_llwpcb(cb) == GP_VECTOR, "expand-down DS: ring below the limit: #GP");
+    cb->buffer_base = (uintptr_t)ring;
     asm volatile("mov %0, %%ds" : : "r"(USER_DS));
 #endif
     report(slwpcb() == 0, "LWP disabled after the #GP");

@@ -47,6 +47,15 @@ static void test_decode(void)
     report(TRY_BYTES(0x8f, 0xe9, 0x79, 0x12, 0xc8) == UD_VECTOR, "SLWPCB with XOP.pp = 01: #UD");
     report(TRY_BYTES(0x66, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "66 before XOP: #UD");
     report(TRY_BYTES(0xf3, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "F3 before XOP: #UD");
+    report(TRY_BYTES(0xf2, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "F2 before XOP: #UD");
+    report(TRY_BYTES(0xf0, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "LOCK before XOP: #UD");
+#ifdef __x86_64__
+    report(TRY_BYTES(0x48, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "REX before XOP: #UD");
+#else
+    /* lwpins $0, %eax, reg with XOP.vvvv naming register 8: none in legacy mode. */
+    report(TRY_BYTES(0x8f, 0xea, 0x38, 0x12, 0xc0, 0, 0, 0, 0) == UD_VECTOR,
+           "LWPINS with vvvv[3] set outside 64-bit mode: #UD");
+#endif
 
     /* POP Ev keeps working: 8F /0 with register and memory operands. */
     uintptr_t slot = 0;
@@ -95,6 +104,14 @@ static void test_llwpcb_validation(void)
     report(rdmsr(MSR_LWP_CBADDR) == (uintptr_t)&cb, "LWP_CBADDR holds the linear address");
     llwpcb(0);
     report(slwpcb() == 0 && rdmsr(MSR_LWP_CBADDR) == 0, "LLWPCB 0 disables LWP");
+
+    /* Spec 4.1: making LWP available again starts it disabled. */
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+    xsetbv(0, xgetbv(0) & ~XCR0_LWP);
+    xsetbv(0, xgetbv(0) | XCR0_LWP);
+    report(rdmsr(MSR_LWP_CBADDR) == 0 && slwpcb() == 0,
+           "clearing and setting XCR0[62] leaves LWP disabled");
 }
 
 static void test_records(void)

@@ -182,7 +182,9 @@ TEST_F(Ring, ThresholdReReadsTheTailBeforeInterrupting)
     EXPECT_EQ(head_in_lwpcb(), 96u);
 }
 
-TEST_F(Ring, FullBufferInterruptsWhenThresholdHolds)
+// Table 6-1: the threshold is evaluated when the head advances; a store into
+// a full ring does not advance it, so it does not interrupt again.
+TEST_F(Ring, FullBufferDoesNotInterruptAgain)
 {
     cb.threshold = 0x200;
     cb.head = 32;
@@ -190,7 +192,7 @@ TEST_F(Ring, FullBufferInterruptsWhenThresholdHolds)
     start();
     LwpOutcome out = lwpins();
     EXPECT_EQ(out.value, 1u);
-    EXPECT_TRUE(out.interrupt);
+    EXPECT_FALSE(out.interrupt);
     EXPECT_EQ(head_in_lwpcb(), 32u);
     EXPECT_EQ(missed_in_lwpcb(), 1u);
 }
@@ -467,6 +469,28 @@ TEST_F(Ring, PendingRecordStoreFaultKeepsItPending)
                                                  LWP_FAULT_PF);
     EXPECT_EQ(out.fault_addr, kRing);
     EXPECT_EQ(st.pending[0], LWP_EVENT_INS);
+}
+
+} // namespace
+
+namespace {
+
+// Spec 4.3: LWP keeps linear addresses.  A session started in 64-bit mode
+// above 4 GiB keeps storing there when the thread runs compatibility-mode
+// code (long mode, CS.L = 0); only legacy mode wraps at 4 GiB.
+TEST_F(Ring, SixtyFourBitSessionKeepsItsAddressesInCompatibilityMode)
+{
+    constexpr uint64_t kHighCb = 0x100010000ull, kHighRing = 0x100020000ull;
+    mem.map(kHighCb, 0x1000);
+    mem.map(kHighRing, 0x1000);
+    cb.buffer_base = kHighRing;
+    start(kHighCb);
+    env = env32(&caps);
+    env.long_mode = true;
+    LwpOutcome out = lwpins(0, 0x5150);
+    ASSERT_EQ(out.status, LWP_OK);
+    EXPECT_EQ(mem.peek32(kHighRing + 4), 0x5150u);
+    EXPECT_EQ(st.head, 32u);
 }
 
 } // namespace

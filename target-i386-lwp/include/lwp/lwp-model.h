@@ -88,6 +88,7 @@ typedef struct LwpCpuEnv {
     bool ds_writable;
     bool ds_usable;           /* false for a null selector */
     uint8_t va_bits;          /* linear address width for canonical checks (48 or 57) */
+    bool long_mode;           /* EFER.LMA: linear addresses are 64-bit */
 } LwpCpuEnv;
 
 /* Guest memory as the model sees it: linear addresses, no faults raised. */

@@ -39,6 +39,10 @@ gdt_desc:
     .word gdt_end - gdt - 1
     .long gdt, 0                     /* base; high half for 64-bit LGDT */
 
+    .globl mb_info
+    .balign 8
+mb_info: .quad 0
+
     .section .bss
     .balign 4096
     .globl pml4, pdpt, pd
@@ -55,6 +59,7 @@ kernel_stack_top:
     .globl start
 start:
     cli
+    mov %ebx, mb_info                /* multiboot information */
     mov $kernel_stack_top, %esp
     lgdt gdt_desc
 

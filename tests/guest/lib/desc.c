@@ -78,6 +78,33 @@ static void setup_tss(void)
     asm volatile("ltr %w0" : : "r"(TSS_SEL));
 }
 
+extern uint64_t mb_info;
+
+const char *guest_cmdline(void)
+{
+    const uint32_t *mbi = (const uint32_t *)(uintptr_t)mb_info;
+
+    /* Multiboot: flags bit 2 says mbi[4] holds the command line. */
+    return mbi && (mbi[0] & 4) ? (const char *)(uintptr_t)mbi[4] : "";
+}
+
+unsigned long cmdline_ulong(const char *key, unsigned long fallback)
+{
+    const char *p = guest_cmdline();
+    size_t n = strlen(key);
+
+    for (; *p; p++) {
+        if ((p == guest_cmdline() || p[-1] == ' ') && !memcmp(p, key, n) && p[n] == '=') {
+            unsigned long v = 0;
+            for (p += n + 1; *p >= '0' && *p <= '9'; p++) {
+                v = v * 10 + (*p - '0');
+            }
+            return v;
+        }
+    }
+    return fallback;
+}
+
 void set_irq_handler(int vector, irq_handler_t handler)
 {
     handlers[vector] = handler;
@@ -133,5 +160,11 @@ void guest_start(void)
     }
     asm volatile("lidt %0" : : "m"(idtr));
     setup_tss();
+    /*
+     * Mask the legacy PICs: the BIOS leaves them on vectors 8-15, where a
+     * timer tick would look like an exception once a test enables interrupts.
+     */
+    outb(0x21, 0xff);
+    outb(0xa1, 0xff);
     guest_exit(main() ? 1 : report_summary());
 }

@@ -112,6 +112,10 @@ uintptr_t run_in_user(uintptr_t (*fn)(uintptr_t), uintptr_t arg);
 uintptr_t run_in_v86(uint16_t cs, uint16_t ip);
 #endif
 
+/* The -append command line, and a "key=number" read from it. */
+const char *guest_cmdline(void);
+unsigned long cmdline_ulong(const char *key, unsigned long fallback);
+
 /* Reporting: one line per check, then a summary and the exit status. */
 void report(bool pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void report_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Migration of a guest in the middle of profiling (spec 8.2.3), with real
+QEMU processes driven over QMP unix sockets and migrating over unix sockets
+or files:
+
+  ping-pong    >= 10 live migrations while tests/guest/lwp-migrate.c records
+               and drains; the guest then proves the stream is continuous
+  snapshot     save to a file, restore in a new process (savevm/loadvm)
+  cancel       a cancelled migration leaves the source profiling
+  mismatch     a destination without 'lwpint' is refused by name; the
+               source goes on
+  hostile      edited LWP state in a saved stream is refused cleanly
+
+Usage: test_migration.py QEMU_SYSTEM GUEST_IMAGE [case...]
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+QEMU, IMAGE = sys.argv[1], sys.argv[2]
+CASES = sys.argv[3:] or ['ping-pong', 'snapshot', 'cancel', 'mismatch', 'hostile']
+TMP = tempfile.mkdtemp(prefix='lwp-mig-')
+passed = failed = 0
+
+
+def report(ok, what):
+    global passed, failed
+    print('%s: %s' % ('PASS' if ok else 'FAIL', what), flush=True)
+    passed += bool(ok)
+    failed += not ok
+
+
+class Qemu:
+    count = 0
+
+    def __init__(self, cpu='max', incoming=None, iterations=20000000, return_path=True):
+        Qemu.count += 1
+        self.name = 'q%d' % Qemu.count
+        self.qmp_path = os.path.join(TMP, self.name + '.qmp')
+        self.dbg_path = os.path.join(TMP, self.name + '.dbg')
+        args = [QEMU, '-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
+                '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
+                '-chardev', 'file,id=dbg,path=' + self.dbg_path,
+                '-device', 'isa-debugcon,chardev=dbg',
+                '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
+                '-kernel', IMAGE, '-append', 'iterations=%d' % iterations,
+                '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
+        if incoming:
+            args += ['-incoming', incoming]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(self.qmp_path)
+                break
+            except OSError:
+                if self.proc.poll() is not None:
+                    self.sock = None            # exited at start-up: see output()
+                    return
+                if time.time() > deadline:
+                    raise RuntimeError('%s did not start' % self.name)
+                time.sleep(0.05)
+        self.sock.settimeout(30)
+        self.buf = b''
+        try:
+            self._read()                              # greeting
+            self.cmd('qmp_capabilities')
+        except (OSError, RuntimeError):
+            if self.proc.wait(20) is None:
+                raise
+            self.sock = None                          # exited at start-up
+            return
+        # A return path lets a refusing destination fail the migration on
+        # the source, which then keeps running (not for file: migration).
+        if return_path:
+            self.cmd('migrate-set-capabilities',
+                     capabilities=[{'capability': 'return-path', 'state': True}])
+
+    @classmethod
+    def destination(cls, uri, **kw):
+        q = cls(incoming='defer', **kw)
+        q.cmd('migrate-incoming', uri=uri)
+        return q
+
+    def _read(self):
+        while b'\n' not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise RuntimeError('%s closed QMP' % self.name)
+            self.buf += data
+        line, self.buf = self.buf.split(b'\n', 1)
+        return json.loads(line)
+
+    def cmd(self, name, **args):
+        self.sock.sendall(json.dumps({'execute': name, 'arguments': args}).encode() + b'\n')
+        while True:
+            msg = self._read()
+            if 'return' in msg:
+                return msg['return']
+            if 'error' in msg:
+                raise RuntimeError('%s: %s: %s' % (self.name, name, msg['error']['desc']))
+
+    def migration_status(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            st = self.cmd('query-migrate').get('status')
+            if st in ('completed', 'failed', 'cancelled'):
+                return st
+            time.sleep(0.02)
+        return 'timeout'
+
+    def running(self):
+        return self.cmd('query-status')['status'] == 'running'
+
+    def debug_output(self):
+        try:
+            return open(self.dbg_path).read()
+        except OSError:
+            return ''
+
+    def output(self):
+        if self.proc.poll() is None:
+            return ''
+        if not hasattr(self, 'out'):
+            self.out = self.proc.stdout.read().decode(errors='replace')
+        return self.out
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def progress(q):
+    return q.debug_output().count('progress ')
+
+
+def guest_verdict(outputs):
+    text = ''.join(outputs)
+    lines = text.splitlines()
+    ok = ('SUMMARY: 5 tests, 0 failures' in text and
+          not any(l.startswith('FAIL') for l in lines))
+    return ok, [l for l in lines if l.startswith(('PASS', 'FAIL', 'SUMMARY'))]
+
+
+def finish(q, outputs, what):
+    rc = q.wait_exit(120)
+    outputs.append(q.debug_output())
+    ok, lines = guest_verdict(outputs)
+    for l in lines:
+        print('  guest: ' + l)
+    report(ok and rc == 1, what)
+
+
+def ping_pong():
+    src = Qemu()
+    outputs, migrations = [], 0
+    try:
+        for i in range(10):
+            time.sleep(0.3)
+            if src.proc.poll() is not None:
+                break
+            uri = 'unix:' + os.path.join(TMP, 'mig%d.sock' % i)
+            dst = Qemu.destination(uri)
+            src.cmd('migrate', uri=uri)
+            st = src.migration_status()
+            if st != 'completed':
+                report(False, 'migration %d: %s' % (i + 1, st))
+                dst.kill()
+                break
+            migrations += 1
+            outputs.append(src.debug_output())
+            src.kill()
+            src = dst
+        report(migrations >= 10, '%d live migrations while the guest profiles' % migrations)
+        report(not any('SUMMARY' in o for o in outputs),
+               'the guest was still profiling at every migration')
+        report(sum(o.count('progress ') for o in outputs) < 20,
+               'the stream spans the migrations (guest not finished early)')
+        finish(src, outputs, 'after the migrations the record stream is continuous')
+    finally:
+        src.kill()
+
+
+# Cases that need the guest alive only around one migration run it shorter.
+SHORT = 4000000
+
+
+def snapshot():
+    src = Qemu(return_path=False, iterations=SHORT)
+    path = os.path.join(TMP, 'snapshot.bin')
+    try:
+        time.sleep(1.0)
+        src.cmd('migrate', uri='file:' + path)
+        report(src.migration_status() == 'completed', 'state saved to a file mid-profiling')
+        out = [src.debug_output()]
+        src.kill()
+        dst = Qemu(incoming='file:' + path, iterations=SHORT)
+        finish(dst, out, 'restored from the file, the stream is continuous')
+    finally:
+        src.kill()
+
+
+def cancel():
+    src = Qemu(iterations=SHORT)
+    try:
+        time.sleep(0.5)
+        src.cmd('migrate-set-parameters', **{'max-bandwidth': 1024})
+        dst = Qemu.destination('unix:' + os.path.join(TMP, 'cancel.sock'), iterations=SHORT)
+        src.cmd('migrate', uri='unix:' + os.path.join(TMP, 'cancel.sock'))
+        time.sleep(0.3)
+        src.cmd('migrate_cancel')
+        st = src.migration_status()
+        report(st == 'cancelled', 'migration cancelled (%s)' % st)
+        report(src.running(), 'the source keeps running after the cancel')
+        dst.kill()
+        finish(src, [], 'the source completes with a continuous stream')
+    finally:
+        src.kill()
+
+
+def mismatch():
+    src = Qemu(iterations=SHORT)
+    try:
+        time.sleep(0.5)
+        uri = 'unix:' + os.path.join(TMP, 'mismatch.sock')
+        dst = Qemu.destination(uri, cpu='max,-lwpint', iterations=SHORT)
+        src.cmd('migrate', uri=uri)
+        st = src.migration_status()
+        rc = dst.wait_exit(30)
+        err = dst.output()
+        report(st == 'failed', 'migration to a destination without lwpint fails (%s)' % st)
+        report(rc not in (None, 0) and rc > 0 and "lacks LWP capability 'lwpint'" in err,
+               'the destination names the missing capability: %s' %
+               (err.strip().splitlines() or ['?'])[0])
+        report(src.running(), 'the source goes on running')
+        finish(src, [], 'the source completes with a continuous stream')
+    finally:
+        src.kill()
+
+
+def hostile():
+    src = Qemu(return_path=False, iterations=SHORT)
+    path = os.path.join(TMP, 'good.bin')
+    try:
+        time.sleep(0.5)
+        src.cmd('migrate', uri='file:' + path)
+        report(src.migration_status() == 'completed', 'a stream saved mid-profiling')
+    finally:
+        src.kill()
+    stream = open(path, 'rb').read()
+    at = stream.find(b'\x07cpu/lwp')
+    report(at > 0, 'the saved stream carries the cpu/lwp subsection')
+    base = at + 8 + 4                           # name, version_id
+    # Offsets of big-endian fields after the version (see lwp-vmstate.c).
+    edits = [
+        ('source capabilities claim lwpire', base + 8, (0x8000000F).to_bytes(4, 'big'),
+         "lacks LWP capability 'lwpire'"),
+        ('BufferSize below the minimum', base + 36, (64).to_bytes(4, 'big'), 'BufferSize'),
+        ('BufferHeadOffset beyond BufferSize', base + 40, (0x10000).to_bytes(4, 'big'),
+         'BufferHeadOffset'),
+        ('non-canonical ring buffer', base + 28, (0x0000800000000000).to_bytes(8, 'big'),
+         'not canonical'),
+        ('LWP_CFG with reserved bits', base + 12, (1 << 63 | 0x8000000B).to_bytes(8, 'big'),
+         'LWP_CFG'),
+    ]
+    for what, off, data, expect in edits:
+        bad = stream[:off] + data + stream[off + len(data):]
+        bad_path = os.path.join(TMP, 'bad.bin')
+        open(bad_path, 'wb').write(bad)
+        q = Qemu(incoming='file:' + bad_path, iterations=SHORT)
+        rc = q.wait_exit(30)
+        err = q.output()
+        report(rc is not None and rc > 0 and expect in err,
+               'hostile stream (%s) refused: %s' % (what, next(
+                   (l for l in err.splitlines() if 'cpu/lwp' in l), '?')))
+    truncated = os.path.join(TMP, 'truncated.bin')
+    open(truncated, 'wb').write(stream[:base + 20])
+    q = Qemu(incoming='file:' + truncated, iterations=SHORT)
+    rc = q.wait_exit(30)
+    report(rc is not None and rc > 0, 'a truncated stream is refused without a crash (exit %s)' % rc)
+
+
+for case in CASES:
+    print('# ' + case, flush=True)
+    try:
+        {'ping-pong': ping_pong, 'snapshot': snapshot, 'cancel': cancel,
+         'mismatch': mismatch, 'hostile': hostile}[case]()
+    except Exception as e:                      # a harness error is a failure
+        report(False, '%s: %s' % (case, e))
+
+print('%d passed, %d failed' % (passed, failed))
+sys.exit(1 if failed or not passed else 0)
