@@ -14,9 +14,13 @@ PKG_STAMP=$STAMP_DIR/host-packages.stamp
 BUILD_PKGS="build-essential g++ gcc-multilib ninja-build pkg-config python3 python3-venv
   libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev flex bison ccache xz-utils
   libgtest-dev dpkg-dev"
-BPO_PKGS="meson python3-pycotap seabios qemu-system-data ipxe-qemu"
+# Also from backports: Debian's own QEMU 10.0.2 (the same version without LWP,
+# for interoperability tests and benchmarks), qemu-img, and libvirt.
+BPO_PKGS="meson python3-pycotap seabios qemu-system-data ipxe-qemu
+  qemu-system-x86 qemu-utils qemu-user
+  libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
 
-want_hash=$(echo "$BUILD_PKGS $BPO_PKGS v3" | sha256sum | cut -c1-16)
+want_hash=$(echo "$BUILD_PKGS $BPO_PKGS v4" | sha256sum | cut -c1-16)
 if [ -f "$PKG_STAMP" ] && [ "$(cat "$PKG_STAMP")" = "$want_hash" ]; then
     exit 0
 fi

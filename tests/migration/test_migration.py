@@ -6,7 +6,11 @@ or files:
 
   ping-pong    >= 10 live migrations while tests/guest/lwp-migrate.c records
                and drains; the guest then proves the stream is continuous
-  snapshot     save to a file, restore in a new process (savevm/loadvm)
+  in-handler   10 migrations taken while the guest is inside its threshold
+               interrupt handler
+  snapshot     save to a file, restore in a new process
+  savevm       HMP savevm/loadvm with a qcow2 image
+  stock        to and from Debian's stock QEMU 10.0.2
   cancel       a cancelled migration leaves the source profiling
   mismatch     a destination without 'lwpint' is refused by name; the
                source goes on
@@ -23,7 +27,9 @@ import tempfile
 import time
 
 QEMU, IMAGE = sys.argv[1], sys.argv[2]
-CASES = sys.argv[3:] or ['ping-pong', 'snapshot', 'cancel', 'mismatch', 'hostile']
+STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
+CASES = sys.argv[3:] or ['ping-pong', 'in-handler', 'snapshot', 'savevm', 'cancel', 'mismatch',
+                         'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
 passed = failed = 0
 
@@ -38,18 +44,20 @@ def report(ok, what):
 class Qemu:
     count = 0
 
-    def __init__(self, cpu='max', incoming=None, iterations=20000000, return_path=True):
+    def __init__(self, cpu='max', incoming=None, iterations=20000000, return_path=True,
+                 append='', binary=None, extra=()):
         Qemu.count += 1
         self.name = 'q%d' % Qemu.count
         self.qmp_path = os.path.join(TMP, self.name + '.qmp')
         self.dbg_path = os.path.join(TMP, self.name + '.dbg')
-        args = [QEMU, '-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
+        args = [binary or QEMU, '-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
                 '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
                 '-chardev', 'file,id=dbg,path=' + self.dbg_path,
                 '-device', 'isa-debugcon,chardev=dbg',
                 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
-                '-kernel', IMAGE, '-append', 'iterations=%d' % iterations,
+                '-kernel', IMAGE, '-append', ('iterations=%d ' % iterations) + append,
                 '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
+        args += list(extra)
         if incoming:
             args += ['-incoming', incoming]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -200,6 +208,125 @@ def ping_pong():
 SHORT = 4000000
 
 
+def guest_symbol(name):
+    out = subprocess.run(['nm', IMAGE], stdout=subprocess.PIPE, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == name:
+            return int(parts[0], 16)
+    raise RuntimeError('no symbol %s in %s' % (name, IMAGE))
+
+
+def in_handler():
+    """Migrate 10 times with the guest stopped inside its threshold
+    interrupt handler (checked in guest memory before each migration)."""
+    flag = guest_symbol('lwp_in_handler')
+    args = dict(iterations=300000, append='irqspin=5000')
+    src = Qemu(**args)
+    outputs, inside = [], 0
+    try:
+        for i in range(10):
+            for attempt in range(200):
+                src.cmd('stop')
+                word = src.cmd('human-monitor-command', **{'command-line': 'xp /1wx %#x' % flag})
+                if word.strip().endswith('0x00000001'):
+                    break
+                src.cmd('cont')
+                time.sleep(0.01)
+            else:
+                break
+            uri = 'unix:' + os.path.join(TMP, 'irq%d.sock' % i)
+            dst = Qemu.destination(uri, **args)
+            src.cmd('migrate', uri=uri)
+            if src.migration_status() != 'completed':
+                dst.kill()
+                break
+            inside += 1
+            outputs.append(src.debug_output())
+            src.kill()
+            src = dst
+            # The source was stopped, so the destination arrives paused.
+            dst_deadline = time.time() + 30
+            while dst.cmd('query-status')['status'] == 'inmigrate' and time.time() < dst_deadline:
+                time.sleep(0.02)
+            dst.cmd('cont')
+        report(inside == 10, '%d migrations taken inside the threshold interrupt handler' % inside)
+        finish(src, outputs, 'after them the record stream is continuous')
+    finally:
+        src.kill()
+
+
+def stock():
+    """Interoperability with Debian's stock QEMU 10.0.2 (no LWP): a guest
+    that never made LWP available migrates both ways; one that did cannot
+    land there silently."""
+    if not os.path.exists(STOCK_QEMU):
+        report(False, 'stock QEMU missing: ' + STOCK_QEMU)
+        return
+    plain = dict(cpu='qemu64', iterations=2000000000, append='nolwp=1')   # ~10 s
+    src = Qemu(**plain)
+    outputs = []
+    try:
+        for i, binary in enumerate((STOCK_QEMU, QEMU)):
+            time.sleep(0.3)
+            uri = 'unix:' + os.path.join(TMP, 'stock%d.sock' % i)
+            dst = Qemu.destination(uri, binary=binary, **plain)
+            src.cmd('migrate', uri=uri)
+            st = src.migration_status()
+            report(st == 'completed', 'a guest without LWP migrates %s stock QEMU (%s)' %
+                   ('to' if binary == STOCK_QEMU else 'back from', st))
+            outputs.append(src.debug_output())
+            src.kill()
+            src = dst
+        rc = src.wait_exit(120)
+        outputs.append(src.debug_output())
+        text = ''.join(outputs)
+        report(rc == 1 and 'SUMMARY: 2 tests, 0 failures' in text,
+               'the guest finishes correctly after the round trip')
+    finally:
+        src.kill()
+
+    src = Qemu(iterations=SHORT)
+    try:
+        time.sleep(0.5)
+        uri = 'unix:' + os.path.join(TMP, 'stock-lwp.sock')
+        dst = Qemu.destination(uri, binary=STOCK_QEMU, iterations=SHORT)
+        src.cmd('migrate', uri=uri)
+        st = src.migration_status()
+        rc = dst.wait_exit(30)
+        err = dst.output()
+        # Stock QEMU does not know the cpu/lwp subsection and fails the CPU.
+        report(st == 'failed' and rc not in (None, 0) and "device 'cpu'" in err,
+               'a guest using LWP is refused by stock QEMU: %s' %
+               next((l for l in err.splitlines() if "device 'cpu'" in l), '?'))
+        report(src.running(), 'the source goes on profiling')
+        finish(src, [], 'and completes with a continuous stream')
+    finally:
+        src.kill()
+
+
+def savevm():
+    """HMP savevm/loadvm with a qcow2 image: the guest continues from the
+    snapshot (memory and LWP state) and its stream is still continuous."""
+    disk = os.path.join(TMP, 'snap.qcow2')
+    subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', disk, '16M'], check=True)
+    src = Qemu(iterations=SHORT, return_path=False,
+               extra=['-drive', 'if=none,id=d0,format=qcow2,file=' + disk])
+    try:
+        time.sleep(0.5)
+        hmp = lambda c: src.cmd('human-monitor-command', **{'command-line': c})
+        out = hmp('savevm lwp1')
+        report(out.strip() == '' and 'lwp1' in hmp('info snapshots'),
+               'savevm while profiling: %s' % (out.strip() or 'ok'))
+        time.sleep(0.5)
+        out = hmp('loadvm lwp1')
+        report(out.strip() == '', 'loadvm back to the snapshot: %s' % (out.strip() or 'ok'))
+        report(src.running(), 'running again after loadvm')
+        finish(src, [], 'the stream is continuous after the snapshot round trip')
+    finally:
+        src.kill()
+
+
 def snapshot():
     src = Qemu(return_path=False, iterations=SHORT)
     path = os.path.join(TMP, 'snapshot.bin')
@@ -298,7 +425,8 @@ def hostile():
 for case in CASES:
     print('# ' + case, flush=True)
     try:
-        {'ping-pong': ping_pong, 'snapshot': snapshot, 'cancel': cancel,
+        {'ping-pong': ping_pong, 'in-handler': in_handler, 'snapshot': snapshot,
+         'savevm': savevm, 'stock': stock, 'cancel': cancel,
          'mismatch': mismatch, 'hostile': hostile}[case]()
     except Exception as e:                      # a harness error is a failure
         report(False, '%s: %s' % (case, e))
