@@ -80,16 +80,15 @@ class Qemu:
         try:
             self._read()                              # greeting
             self.cmd('qmp_capabilities')
+            # A return path lets a refusing destination fail the migration
+            # on the source, which then keeps running (not for file: URIs).
+            if return_path:
+                self.cmd('migrate-set-capabilities',
+                         capabilities=[{'capability': 'return-path', 'state': True}])
         except (OSError, RuntimeError):
             if self.proc.wait(20) is None:
                 raise
             self.sock = None                          # exited at start-up
-            return
-        # A return path lets a refusing destination fail the migration on
-        # the source, which then keeps running (not for file: migration).
-        if return_path:
-            self.cmd('migrate-set-capabilities',
-                     capabilities=[{'capability': 'return-path', 'state': True}])
 
     @classmethod
     def destination(cls, uri, **kw):
@@ -327,19 +326,26 @@ def savevm():
         src.kill()
 
 
-def snapshot():
+def save_running_guest(path, what):
+    """Save a profiling guest's state to @path; return its output so far."""
     src = Qemu(return_path=False, iterations=SHORT)
-    path = os.path.join(TMP, 'snapshot.bin')
     try:
-        time.sleep(1.0)
+        time.sleep(0.7)
         src.cmd('migrate', uri='file:' + path)
-        report(src.migration_status() == 'completed', 'state saved to a file mid-profiling')
-        out = [src.debug_output()]
-        src.kill()
-        dst = Qemu(incoming='file:' + path, iterations=SHORT)
-        finish(dst, out, 'restored from the file, the stream is continuous')
+        report(src.migration_status() == 'completed', what)
+        return src.debug_output()
     finally:
         src.kill()
+
+
+def snapshot():
+    path = os.path.join(TMP, 'snapshot.bin')
+    out = [save_running_guest(path, 'state saved to a file mid-profiling')]
+    dst = Qemu(incoming='file:' + path, iterations=SHORT)
+    try:
+        finish(dst, out, 'restored from the file, the stream is continuous')
+    finally:
+        dst.kill()
 
 
 def cancel():
@@ -381,14 +387,8 @@ def mismatch():
 
 
 def hostile():
-    src = Qemu(return_path=False, iterations=SHORT)
     path = os.path.join(TMP, 'good.bin')
-    try:
-        time.sleep(0.5)
-        src.cmd('migrate', uri='file:' + path)
-        report(src.migration_status() == 'completed', 'a stream saved mid-profiling')
-    finally:
-        src.kill()
+    save_running_guest(path, 'a stream saved mid-profiling')
     stream = open(path, 'rb').read()
     at = stream.find(b'\x07cpu/lwp')
     report(at > 0, 'the saved stream carries the cpu/lwp subsection')
