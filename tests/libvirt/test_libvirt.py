@@ -119,8 +119,11 @@ def test_domain(tmp):
     cpu = next((l for l in log.splitlines() if l.startswith('-cpu ')), '')
     report('lwp=on' in cpu and 'lwpval=on' in cpu and 'lwpint=on' in cpu and 'lwpipf=off' in cpu,
            'libvirt passes the LWP features to QEMU: %s' % cpu.strip(' \\'))
-    time.sleep(1.5)
-    report(open(debug).read().count('progress') >= 1, 'the guest is profiling')
+    deadline = time.time() + 60
+    while 'progress' not in open(debug).read() and time.time() < deadline:
+        time.sleep(0.2)
+    report('progress' in open(debug).read() and 'SUMMARY' not in open(debug).read(),
+           'the guest is profiling')
     save = os.path.join(tmp, 'dom.save')
     p = virsh('save', NAME, save)
     report(p.returncode == 0 and domain_state() == 'gone',

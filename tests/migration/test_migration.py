@@ -28,6 +28,9 @@ import time
 
 QEMU, IMAGE = sys.argv[1], sys.argv[2]
 STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
+# The guest profiles until the harness presses a key (see finish()), so no
+# case depends on how fast this machine runs it.
+RUN_UNTIL_KEY = 4000000000
 CASES = sys.argv[3:] or ['ping-pong', 'in-handler', 'snapshot', 'savevm', 'cancel', 'mismatch',
                          'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
@@ -44,7 +47,7 @@ def report(ok, what):
 class Qemu:
     count = 0
 
-    def __init__(self, cpu='max', incoming=None, iterations=20000000, return_path=True,
+    def __init__(self, cpu='max', incoming=None, iterations=RUN_UNTIL_KEY, return_path=True,
                  append='', binary=None, extra=()):
         Qemu.count += 1
         self.name = 'q%d' % Qemu.count
@@ -165,6 +168,8 @@ def guest_verdict(outputs):
 
 
 def finish(q, outputs, what):
+    """Tell the guest to stop profiling, then judge what it reports."""
+    q.cmd('send-key', keys=[{'type': 'qcode', 'data': 'a'}])
     rc = q.wait_exit(120)
     outputs.append(q.debug_output())
     ok, lines = guest_verdict(outputs)
@@ -196,15 +201,9 @@ def ping_pong():
         report(migrations >= 10, '%d live migrations while the guest profiles' % migrations)
         report(not any('SUMMARY' in o for o in outputs),
                'the guest was still profiling at every migration')
-        report(sum(o.count('progress ') for o in outputs) < 20,
-               'the stream spans the migrations (guest not finished early)')
         finish(src, outputs, 'after the migrations the record stream is continuous')
     finally:
         src.kill()
-
-
-# Cases that need the guest alive only around one migration run it shorter.
-SHORT = 4000000
 
 
 def guest_symbol(name):
@@ -220,7 +219,7 @@ def in_handler():
     """Migrate 10 times with the guest stopped inside its threshold
     interrupt handler (checked in guest memory before each migration)."""
     flag = guest_symbol('lwp_in_handler')
-    args = dict(iterations=300000, append='irqspin=5000')
+    args = dict(append='irqspin=5000')
     src = Qemu(**args)
     outputs, inside = [], 0
     try:
@@ -262,7 +261,7 @@ def stock():
     if not os.path.exists(STOCK_QEMU):
         report(False, 'stock QEMU missing: ' + STOCK_QEMU)
         return
-    plain = dict(cpu='qemu64', iterations=2000000000, append='nolwp=1')   # ~10 s
+    plain = dict(cpu='qemu64', append='nolwp=1')
     src = Qemu(**plain)
     outputs = []
     try:
@@ -277,6 +276,7 @@ def stock():
             outputs.append(src.debug_output())
             src.kill()
             src = dst
+        src.cmd('send-key', keys=[{'type': 'qcode', 'data': 'a'}])
         rc = src.wait_exit(120)
         outputs.append(src.debug_output())
         text = ''.join(outputs)
@@ -285,11 +285,11 @@ def stock():
     finally:
         src.kill()
 
-    src = Qemu(iterations=SHORT)
+    src = Qemu()
     try:
         time.sleep(0.5)
         uri = 'unix:' + os.path.join(TMP, 'stock-lwp.sock')
-        dst = Qemu.destination(uri, binary=STOCK_QEMU, iterations=SHORT)
+        dst = Qemu.destination(uri, binary=STOCK_QEMU)
         src.cmd('migrate', uri=uri)
         st = src.migration_status()
         rc = dst.wait_exit(30)
@@ -309,7 +309,7 @@ def savevm():
     snapshot (memory and LWP state) and its stream is still continuous."""
     disk = os.path.join(TMP, 'snap.qcow2')
     subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', disk, '16M'], check=True)
-    src = Qemu(iterations=SHORT, return_path=False,
+    src = Qemu(return_path=False,
                extra=['-drive', 'if=none,id=d0,format=qcow2,file=' + disk])
     try:
         time.sleep(0.5)
@@ -328,7 +328,7 @@ def savevm():
 
 def save_running_guest(path, what):
     """Save a profiling guest's state to @path; return its output so far."""
-    src = Qemu(return_path=False, iterations=SHORT)
+    src = Qemu(return_path=False)
     try:
         time.sleep(0.7)
         src.cmd('migrate', uri='file:' + path)
@@ -341,7 +341,7 @@ def save_running_guest(path, what):
 def snapshot():
     path = os.path.join(TMP, 'snapshot.bin')
     out = [save_running_guest(path, 'state saved to a file mid-profiling')]
-    dst = Qemu(incoming='file:' + path, iterations=SHORT)
+    dst = Qemu(incoming='file:' + path)
     try:
         finish(dst, out, 'restored from the file, the stream is continuous')
     finally:
@@ -349,16 +349,18 @@ def snapshot():
 
 
 def cancel():
-    src = Qemu(iterations=SHORT)
+    # No return path: the destination's error must not race the cancel.
+    src = Qemu(return_path=False)
     try:
         time.sleep(0.5)
         src.cmd('migrate-set-parameters', **{'max-bandwidth': 1024})
-        dst = Qemu.destination('unix:' + os.path.join(TMP, 'cancel.sock'), iterations=SHORT)
+        dst = Qemu.destination('unix:' + os.path.join(TMP, 'cancel.sock'))
         src.cmd('migrate', uri='unix:' + os.path.join(TMP, 'cancel.sock'))
         time.sleep(0.3)
         src.cmd('migrate_cancel')
         st = src.migration_status()
-        report(st == 'cancelled', 'migration cancelled (%s)' % st)
+        info = src.cmd('query-migrate')
+        report(st == 'cancelled', 'migration cancelled (%s %s)' % (st, info.get('error-desc', '')))
         report(src.running(), 'the source keeps running after the cancel')
         dst.kill()
         finish(src, [], 'the source completes with a continuous stream')
@@ -367,11 +369,11 @@ def cancel():
 
 
 def mismatch():
-    src = Qemu(iterations=SHORT)
+    src = Qemu()
     try:
         time.sleep(0.5)
         uri = 'unix:' + os.path.join(TMP, 'mismatch.sock')
-        dst = Qemu.destination(uri, cpu='max,-lwpint', iterations=SHORT)
+        dst = Qemu.destination(uri, cpu='max,-lwpint')
         src.cmd('migrate', uri=uri)
         st = src.migration_status()
         rc = dst.wait_exit(30)
@@ -409,7 +411,7 @@ def hostile():
         bad = stream[:off] + data + stream[off + len(data):]
         bad_path = os.path.join(TMP, 'bad.bin')
         open(bad_path, 'wb').write(bad)
-        q = Qemu(incoming='file:' + bad_path, iterations=SHORT)
+        q = Qemu(incoming='file:' + bad_path)
         rc = q.wait_exit(30)
         err = q.output()
         report(rc is not None and rc > 0 and expect in err,
@@ -417,7 +419,7 @@ def hostile():
                    (l for l in err.splitlines() if 'cpu/lwp' in l), '?')))
     truncated = os.path.join(TMP, 'truncated.bin')
     open(truncated, 'wb').write(stream[:base + 20])
-    q = Qemu(incoming='file:' + truncated, iterations=SHORT)
+    q = Qemu(incoming='file:' + truncated)
     rc = q.wait_exit(30)
     report(rc is not None and rc > 0, 'a truncated stream is refused without a crash (exit %s)' % rc)
 
