@@ -6,11 +6,7 @@ set -uo pipefail
 tool=$1 qemu=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-report() {
-    if [ "$1" = 0 ]; then echo "PASS: $2"; passed=$((passed + 1));
-    else echo "FAIL: $2"; failed=$((failed + 1)); fi
-}
+. "$(dirname "$0")/../common/checks.sh"
 
 # Host 1: what our QEMU's -cpu max expands to (QMP).
 printf '%s\n' '{"execute":"qmp_capabilities"}' \
@@ -47,5 +43,4 @@ report $? "a host without LWP leaves the pool without LWP"
 [ $? = 2 ]
 report $? "an unreadable host description is an error"
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+summary_exit

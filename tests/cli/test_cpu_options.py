@@ -5,18 +5,15 @@ query-cpu-model-expansion, CPU model versions, start-up refusals that name
 the property, 'info registers' and trace events.
 Usage: test_cpu_options.py QEMU_SYSTEM DEMO_GUEST_IMAGE"""
 import json
+import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from checks import report, summary_exit  # noqa: E402
+
 qemu, demo = sys.argv[1], sys.argv[2]
-passed = failed = 0
 
-
-def report(ok, what):
-    global passed, failed
-    print('%s: %s' % ('PASS' if ok else 'FAIL', what))
-    passed += bool(ok)
-    failed += not ok
 
 
 def run(*args, timeout=60):
@@ -96,5 +93,4 @@ report('lwp_llwpcb' in p.stdout and 'lwp_store' in p.stdout and
        'lwp_threshold_interrupt' in p.stdout and 'lwp_wrmsr' in p.stdout,
        "-trace 'lwp_*' reports the demo's LLWPCB, stores, MSR write and interrupts")
 
-print('%d passed, %d failed' % (passed, failed))
-sys.exit(1 if failed else 0)
+summary_exit()

@@ -14,18 +14,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from checks import report, summary_exit  # noqa: E402
+
 QEMU, IMAGE, BASELINE = (os.path.abspath(a) for a in sys.argv[1:4])
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 URI = 'qemu:///system'
 NAME = 'qemu-lwp-test-%d' % os.getpid()
-passed = failed = 0
 
-
-def report(ok, what):
-    global passed, failed
-    print('%s: %s' % ('PASS' if ok else 'FAIL', what), flush=True)
-    passed += bool(ok)
-    failed += not ok
 
 
 def run(*args, check=False):
@@ -187,5 +183,4 @@ try:
     main()
 except Exception as e:
     report(False, 'libvirt test: %s' % e)
-print('%d passed, %d failed' % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+summary_exit()

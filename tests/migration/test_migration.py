@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from checks import report, summary_exit  # noqa: E402
+
 QEMU, IMAGE = sys.argv[1], sys.argv[2]
 STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
 # The guest profiles until the harness presses a key (see finish()), so no
@@ -34,14 +37,7 @@ RUN_UNTIL_KEY = 4000000000
 CASES = sys.argv[3:] or ['ping-pong', 'in-handler', 'snapshot', 'savevm', 'cancel', 'mismatch',
                          'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
-passed = failed = 0
 
-
-def report(ok, what):
-    global passed, failed
-    print('%s: %s' % ('PASS' if ok else 'FAIL', what), flush=True)
-    passed += bool(ok)
-    failed += not ok
 
 
 class Qemu:
@@ -433,5 +429,4 @@ for case in CASES:
     except Exception as e:                      # a harness error is a failure
         report(False, '%s: %s' % (case, e))
 
-print('%d passed, %d failed' % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+summary_exit()

@@ -8,12 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 real_cache=${QEMU_LWP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qemu-lwp}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-report() {
-    if [ "$1" = 0 ]; then echo "PASS: $2"; passed=$((passed + 1));
-    else echo "FAIL: $2"; failed=$((failed + 1)); fi
-}
+. "$root/tests/common/checks.sh"
 
 # expect NAME PATTERN -- run fetch-qemu.sh in a scratch tree, expect failure
 # and exactly one 'qemu-lwp: error:' line matching PATTERN.
@@ -76,5 +71,4 @@ else
     echo "SKIP: patch checks need the verified tarball in $real_cache"
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+summary_exit
