@@ -27,6 +27,9 @@ if [ ! -f "$LWP_BUILDDIR/build.ninja" ]; then
         >"$QEMU_LWP_BUILD/lwp-setup.log" 2>&1 ||
         die "meson setup of qemu-lwp failed (see $QEMU_LWP_BUILD/lwp-setup.log)"
 fi
+# Fetching and patching also run inside the build; doing it first here gives
+# a set-up failure (checksum, patch conflict, registry) its own one-line error.
+bash "$QEMU_LWP_ROOT/scripts/fetch-qemu.sh"
 step "building qemu-lwp and QEMU"
 ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||
     { tail -n 30 "$QEMU_LWP_BUILD/lwp-build.log" >&2; die "build failed (see $QEMU_LWP_BUILD/lwp-build.log)"; }

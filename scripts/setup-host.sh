@@ -45,8 +45,9 @@ derive_sources() {
             }' /etc/apt/sources.list.d/debian.sources)
     fi
     if [ -z "$uris" ] && [ -f /etc/apt/sources.list ]; then
-        uris=$(awk '$1=="deb" && $3=="bookworm" { for (i=2;i<=NF;i++) if ($i !~ /^\[/) { print $i; exit } }' \
-               /etc/apt/sources.list)
+        # One-line format, with or without [options]: deb [opts] URI bookworm ...
+        uris=$(sed -e 's/\[[^]]*\]//' /etc/apt/sources.list |
+               awk '$1=="deb" && $3=="bookworm" { print $2; exit }')
     fi
     [ -n "$uris" ] || die "cannot find a Debian bookworm entry in the apt sources to derive deb-src and backports from"
     [ -n "$signed" ] || signed=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -72,6 +73,14 @@ EOS
     return 1
 }
 
+# ": no package X, Y" from apt's "Unable to locate package X" lines, if any.
+missing_packages() {
+    local names
+    names=$(sed -n 's/.*Unable to locate package \([^ ]*\).*/\1/p' "$STAMP_DIR/apt-install.log" |
+            sort -u | paste -sd, -)
+    [ -n "$names" ] && echo ": no package $names"
+}
+
 step "apt sources (deb-src, bookworm-backports)"
 derive_sources || true
 step "apt-get update"
@@ -81,9 +90,9 @@ step "installing build and firmware packages"
 export DEBIAN_FRONTEND=noninteractive
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $BUILD_PKGS >"$STAMP_DIR/apt-install.log" 2>&1 ||
-    die "apt-get install of build packages failed (see $STAMP_DIR/apt-install.log)"
+    die "apt-get install of build packages failed$(missing_packages) (see $STAMP_DIR/apt-install.log)"
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends -t bookworm-backports $BPO_PKGS \
     >>"$STAMP_DIR/apt-install.log" 2>&1 ||
-    die "apt-get install of backports packages (meson, firmware) failed (see $STAMP_DIR/apt-install.log)"
+    die "apt-get install of backports packages failed$(missing_packages) (see $STAMP_DIR/apt-install.log)"
 echo "$want_hash" > "$PKG_STAMP"

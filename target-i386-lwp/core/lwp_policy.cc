@@ -15,6 +15,11 @@ void drop_orphaned_fields(LwpCaps &c)
         c = LwpCaps{};
         return;
     }
+    // DME needs a way to filter cache events (table 3-1): without a common
+    // one the event is not common either.
+    if (!c.cache_levels && !c.cache_latency) {
+        c.features &= ~LWP_FEAT_DME;
+    }
     if (!(c.features & LWP_FEAT_DME)) {
         c.latency_max = 0;
         c.latency_rnd = 0;

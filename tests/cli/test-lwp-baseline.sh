@@ -43,4 +43,27 @@ report $? "a host without LWP leaves the pool without LWP"
 [ $? = 2 ]
 report $? "an unreadable host description is an error"
 
+# The baseline's -cpu properties are accepted by QEMU.
+opts=$("$tool" "$tmp/max.json" "$tmp/zambezi.txt" | sed -n 's/^-cpu \.\.\.,//p')
+timeout 5 "$qemu" -M pc -accel tcg -cpu "qemu64,xsave=on,$opts" -nodefaults -display none \
+    -monitor none -S >"$tmp/qemu.out" 2>&1
+[ $? = 124 ] && ! grep -q -i "error\|invalid" "$tmp/qemu.out"
+report $? "QEMU starts with the baseline's -cpu properties"
+
+# Malformed descriptions are errors naming the host and the problem.
+bad() {   # bad WHAT EXPECTED-MESSAGE -- ARGS...
+    local what=$1 msg=$2 err rc
+    shift 3
+    err=$("$tool" "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc = 2 ] && grep -q -- "$msg" <<<"$err"
+    report $? "$what: $err"
+}
+printf '{"return":{"model":{"props":{"lwp":true,' >"$tmp/trunc.json"
+bad "truncated QMP reply" "not a complete object" -- "$tmp/trunc.json"
+echo 'nothing here' >"$tmp/junk.txt"
+bad "neither QMP nor CPUID dump" "neither a query-cpu-model-expansion" -- "$tmp/junk.txt"
+bad "unknown LWP property" "unknown LWP property 'lwp-max-event'" -- --cpu 'max,lwp=on,lwp-max-event=5'
+bad "non-boolean flag" "not a boolean for lwpval" -- --cpu 'max,lwp=on,lwpval=1'
+bad "empty number" "bad value '' for lwp-cb-size" -- --cpu 'max,lwp=on,lwp-cb-size='
+
 summary_exit

@@ -93,6 +93,7 @@ static uintptr_t producer(uintptr_t unused)
     cb.threshold = NREC / 2 * 32;
     cb.event[0].interval = VAL_EVERY - 1;
     llwpcb(&cb);
+    printf("profiling\n");                 /* the harness waits for this */
     for (uint32_t i = 1; i <= iterations; i++) {
         lwpins(i, ~i, 0x55);
         lwpval(i - 1, i, 0x77);
@@ -118,6 +119,7 @@ static int plain_run(void)
 {
     uint64_t sum = 0;
 
+    printf("running without LWP\n");
     for (uint32_t i = 1; i <= iterations; i++) {
         sum += i ^ (sum >> 3);
         if (i % 1000000 == 0) {

@@ -65,7 +65,7 @@ def domain_xml(tmp, kernel):
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>%(kernel)s</kernel>
-    <cmdline>iterations=10000000</cmdline>
+    <cmdline>iterations=4000000000</cmdline>
   </os>
   <cpu mode='custom' match='exact' check='none'>
     <model fallback='forbid'>qemu64</model>
@@ -97,8 +97,9 @@ def domain_state():
 
 
 def test_domain(tmp):
-    # QEMU runs as libvirt's unprivileged user: give it what it must read/write.
-    os.chmod(tmp, 0o777)
+    # QEMU runs as libvirt's unprivileged user: it must reach the directory,
+    # read the kernel and append to the debug console file.
+    os.chmod(tmp, 0o711)
     kernel = os.path.join(tmp, 'guest.img')
     shutil.copy(IMAGE, kernel)
     os.chmod(kernel, 0o644)
@@ -116,9 +117,10 @@ def test_domain(tmp):
     report('lwp=on' in cpu and 'lwpval=on' in cpu and 'lwpint=on' in cpu and 'lwpipf=off' in cpu,
            'libvirt passes the LWP features to QEMU: %s' % cpu.strip(' \\'))
     deadline = time.time() + 60
-    while 'progress' not in open(debug).read() and time.time() < deadline:
+    while 'profiling' not in open(debug).read() and time.time() < deadline:
         time.sleep(0.2)
-    report('progress' in open(debug).read() and 'SUMMARY' not in open(debug).read(),
+    time.sleep(0.5)
+    report('profiling' in open(debug).read() and 'SUMMARY' not in open(debug).read(),
            'the guest is profiling')
     save = os.path.join(tmp, 'dom.save')
     p = virsh('save', NAME, save)
@@ -126,6 +128,9 @@ def test_domain(tmp):
            'virsh save while the guest profiles: %s' % p.stdout.strip())
     p = virsh('restore', save)
     report(p.returncode == 0, 'virsh restore: %s' % p.stdout.strip())
+    time.sleep(0.5)
+    # The guest profiles until a key is pressed (see tests/guest/lwp-migrate.c).
+    virsh('send-key', NAME, 'KEY_A')
     deadline = time.time() + 180
     while domain_state() != 'gone' and time.time() < deadline:
         time.sleep(0.5)
@@ -133,8 +138,7 @@ def test_domain(tmp):
     for line in out.splitlines():
         if line.startswith(('PASS', 'FAIL', 'SUMMARY')):
             print('  guest: ' + line)
-    report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out and
-           'all 10000000 LWPINS records seen' in out,
+    report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out,
            'after save/restore the record stream is continuous')
 
 

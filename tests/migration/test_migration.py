@@ -18,8 +18,11 @@ or files:
 
 Usage: test_migration.py QEMU_SYSTEM GUEST_IMAGE [case...]
 """
+import atexit
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +40,20 @@ RUN_UNTIL_KEY = 4000000000
 CASES = sys.argv[3:] or ['ping-pong', 'in-handler', 'snapshot', 'savevm', 'cancel', 'mismatch',
                          'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
+PROCESSES = []
+
+
+def cleanup(*_):
+    """Kill every QEMU this test started and remove its files."""
+    for proc in PROCESSES:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+atexit.register(cleanup)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # atexit runs on exit
 
 
 
@@ -61,6 +78,7 @@ class Qemu:
             args += ['-incoming', incoming]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
+        PROCESSES.append(self.proc)
         deadline = time.time() + 20
         while True:
             try:
@@ -85,8 +103,7 @@ class Qemu:
                 self.cmd('migrate-set-capabilities',
                          capabilities=[{'capability': 'return-path', 'state': True}])
         except (OSError, RuntimeError):
-            if self.proc.wait(20) is None:
-                raise
+            self.proc.wait(20)                        # TimeoutExpired if it lives on
             self.sock = None                          # exited at start-up
 
     @classmethod
@@ -121,6 +138,21 @@ class Qemu:
                 return st
             time.sleep(0.02)
         return 'timeout'
+
+    def wait_output(self, text, timeout=60):
+        """Wait until the guest has printed @text on its debug console."""
+        deadline = time.time() + timeout
+        while text not in self.debug_output():
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise RuntimeError('%s: the guest never printed %r' % (self.name, text))
+            time.sleep(0.05)
+
+    def wait_running(self, timeout=60):
+        deadline = time.time() + timeout
+        while self.cmd('query-status')['status'] != 'running':
+            if time.time() > deadline:
+                raise RuntimeError('%s did not run' % self.name)
+            time.sleep(0.02)
 
     def running(self):
         return self.cmd('query-status')['status'] == 'running'
@@ -178,8 +210,8 @@ def ping_pong():
     src = Qemu()
     outputs, migrations = [], 0
     try:
+        src.wait_output('profiling')
         for i in range(10):
-            time.sleep(0.3)
             if src.proc.poll() is not None:
                 break
             uri = 'unix:' + os.path.join(TMP, 'mig%d.sock' % i)
@@ -194,6 +226,8 @@ def ping_pong():
             outputs.append(src.debug_output())
             src.kill()
             src = dst
+            src.wait_running()
+            time.sleep(0.2)                     # let it profile on the new host
         report(migrations >= 10, '%d live migrations while the guest profiles' % migrations)
         report(not any('SUMMARY' in o for o in outputs),
                'the guest was still profiling at every migration')
@@ -261,8 +295,8 @@ def stock():
     src = Qemu(**plain)
     outputs = []
     try:
+        src.wait_output('running without LWP')
         for i, binary in enumerate((STOCK_QEMU, QEMU)):
-            time.sleep(0.3)
             uri = 'unix:' + os.path.join(TMP, 'stock%d.sock' % i)
             dst = Qemu.destination(uri, binary=binary, **plain)
             src.cmd('migrate', uri=uri)
@@ -283,7 +317,7 @@ def stock():
 
     src = Qemu()
     try:
-        time.sleep(0.5)
+        src.wait_output('profiling')
         uri = 'unix:' + os.path.join(TMP, 'stock-lwp.sock')
         dst = Qemu.destination(uri, binary=STOCK_QEMU)
         src.cmd('migrate', uri=uri)
@@ -308,7 +342,7 @@ def savevm():
     src = Qemu(return_path=False,
                extra=['-drive', 'if=none,id=d0,format=qcow2,file=' + disk])
     try:
-        time.sleep(0.5)
+        src.wait_output('profiling')
         hmp = lambda c: src.cmd('human-monitor-command', **{'command-line': c})
         out = hmp('savevm lwp1')
         report(out.strip() == '' and 'lwp1' in hmp('info snapshots'),
@@ -326,7 +360,7 @@ def save_running_guest(path, what):
     """Save a profiling guest's state to @path; return its output so far."""
     src = Qemu(return_path=False)
     try:
-        time.sleep(0.7)
+        src.wait_output('profiling')
         src.cmd('migrate', uri='file:' + path)
         report(src.migration_status() == 'completed', what)
         return src.debug_output()
@@ -348,7 +382,7 @@ def cancel():
     # No return path: the destination's error must not race the cancel.
     src = Qemu(return_path=False)
     try:
-        time.sleep(0.5)
+        src.wait_output('profiling')
         src.cmd('migrate-set-parameters', **{'max-bandwidth': 1024})
         dst = Qemu.destination('unix:' + os.path.join(TMP, 'cancel.sock'))
         src.cmd('migrate', uri='unix:' + os.path.join(TMP, 'cancel.sock'))
@@ -367,7 +401,7 @@ def cancel():
 def mismatch():
     src = Qemu()
     try:
-        time.sleep(0.5)
+        src.wait_output('profiling')
         uri = 'unix:' + os.path.join(TMP, 'mismatch.sock')
         dst = Qemu.destination(uri, cpu='max,-lwpint')
         src.cmd('migrate', uri=uri)
@@ -391,7 +425,10 @@ def hostile():
     at = stream.find(b'\x07cpu/lwp')
     report(at > 0, 'the saved stream carries the cpu/lwp subsection')
     base = at + 8 + 4                           # name, version_id
-    # Offsets of big-endian fields after the version (see lwp-vmstate.c).
+    # Offsets of the big-endian fields after the version, in the order of
+    # vmstate_x86_lwp: caps ebx/ecx/edx 0/4/8, LWP_CFG 12, cbaddr 20,
+    # buffer_base 28, size 36, head 40, flags 44, filters 48, counters 52,
+    # pending record 80.
     edits = [
         ('source capabilities claim lwpire', base + 8, (0x8000000F).to_bytes(4, 'big'),
          "lacks LWP capability 'lwpire'"),
@@ -399,9 +436,15 @@ def hostile():
         ('BufferHeadOffset beyond BufferSize', base + 40, (0x10000).to_bytes(4, 'big'),
          'BufferHeadOffset'),
         ('non-canonical ring buffer', base + 28, (0x0000800000000000).to_bytes(8, 'big'),
-         'not canonical'),
+         'ring buffer address range'),
         ('LWP_CFG with reserved bits', base + 12, (1 << 63 | 0x8000000B).to_bytes(8, 'big'),
-         'LWP_CFG'),
+         'LWP_CFG reserved bits'),
+        ('an LWPCB wrapping past 2^64', base + 20, (0xFFFFFFFFFFFFFFF8).to_bytes(8, 'big'),
+         'LWPCB address range'),
+        ('Flags with event 6, not supported', base + 44, (0x80000042).to_bytes(4, 'big'),
+         'Flags'),
+        ('Filters reserved bit 13', base + 48, (0x2000).to_bytes(4, 'big'), 'Filters'),
+        ('a pending record of a disabled event', base + 80, bytes([4]), 'SavedEventRecord'),
     ]
     for what, off, data, expect in edits:
         bad = stream[:off] + data + stream[off + len(data):]

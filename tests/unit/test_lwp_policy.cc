@@ -197,3 +197,41 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Uncovered> &info) { return std::string(info.param.name); });
 
 } // namespace
+
+namespace {
+
+// The baseline of any consistent hosts is itself consistent (QEMU accepts
+// it) and every host of the pool covers it.
+TEST(LwpBaseline, AlwaysImplementableAndCoveredByEveryHost)
+{
+    LwpCaps levels = rich(), latency = rich();
+    levels.cache_latency = false;
+    latency.cache_levels = false;
+    LwpCaps z = zambezi(), r = rich(), n = none();
+    const std::vector<std::vector<LwpCaps>> pools = {
+        {z}, {r}, {z, r}, {levels, latency}, {r, levels}, {z, n}, {latency, z, r},
+    };
+    for (const std::vector<LwpCaps> &pool : pools) {
+        LwpCaps base;
+        ASSERT_TRUE(lwp_caps_baseline(pool.data(), pool.size(), &base, nullptr));
+        const char *field = nullptr, *why = nullptr;
+        EXPECT_TRUE(lwp_caps_check(&base, &field, &why)) << (field ? field : "");
+        for (const LwpCaps &host : pool) {
+            EXPECT_TRUE(lwp_caps_covers(&host, &base, nullptr));
+        }
+    }
+}
+
+TEST(LwpBaseline, DmeWithoutACommonCacheFilterIsDropped)
+{
+    LwpCaps levels = rich(), latency = rich();
+    levels.cache_latency = false;
+    latency.cache_levels = false;
+    LwpCaps pool[2] = {levels, latency}, out;
+    ASSERT_TRUE(lwp_caps_baseline(pool, 2, &out, nullptr));
+    EXPECT_FALSE(out.features & LWP_FEAT_DME);
+    EXPECT_EQ(out.latency_max, 0);
+    EXPECT_FALSE(out.data_address);
+}
+
+} // namespace

@@ -76,15 +76,35 @@ LwpCaps family15h_numbers()
     return c;
 }
 
-bool set_property(LwpCaps &c, const std::string &key, const std::string &value)
+std::string trim(const std::string &s)
 {
-    const bool on = value == "on" || value == "true" || value == "yes";
+    size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+bool parse_bool(const std::string &host, const std::string &key, const std::string &value)
+{
+    if (value == "on" || value == "true" || value == "yes") {
+        return true;
+    }
+    if (value == "off" || value == "false" || value == "no") {
+        return false;
+    }
+    fail(host + ": '" + value + "' is not a boolean for " + key);
+}
+
+// Applies one LWP property; false if @key is not an LWP property at all.
+bool set_property(const std::string &host, LwpCaps &c, const std::string &key,
+                  const std::string &raw)
+{
+    const std::string value = trim(raw);
     if (key == "lwp") {
-        c.features = on ? (c.features | LWP_FEAT_AVAIL) : 0;
+        c.features = parse_bool(host, key, value) ? (c.features | LWP_FEAT_AVAIL) : 0;
         return true;
     }
     for (const FlagBit &f : kFlags) {
         if (key == f.name) {
+            const bool on = parse_bool(host, key, value);
             if (f.flag) {
                 c.*f.flag = on;
             } else if (on) {
@@ -99,12 +119,15 @@ bool set_property(LwpCaps &c, const std::string &key, const std::string &value)
         if (key == n.name) {
             char *end;
             unsigned long v = std::strtoul(value.c_str(), &end, 0);
-            if (*end || v > 255) {
-                fail("bad value '" + value + "' for " + key);
+            if (value.empty() || *end || v > 255) {
+                fail(host + ": bad value '" + value + "' for " + key);
             }
             c.*n.field = static_cast<uint8_t>(v);
             return true;
         }
+    }
+    if (key.rfind("lwp", 0) == 0) {
+        fail(host + ": unknown LWP property '" + key + "'");
     }
     return false;
 }
@@ -112,6 +135,7 @@ bool set_property(LwpCaps &c, const std::string &key, const std::string &value)
 // "-cpu max,+lwp,lwpval=on,lwp-max-events=3": the model name is ignored.
 LwpCaps parse_cpu_option(const std::string &s)
 {
+    const std::string host = "--cpu " + s;
     LwpCaps c = family15h_numbers();
     std::stringstream ss(s);
     std::string item;
@@ -130,7 +154,7 @@ LwpCaps parse_cpu_option(const std::string &s)
             key = item.substr(0, item.find('='));
             value = item.substr(item.find('=') + 1);
         }
-        set_property(c, key, value);
+        set_property(host, c, key, value);
     }
     if (!(c.features & LWP_FEAT_AVAIL)) {
         c = LwpCaps{};
@@ -139,12 +163,17 @@ LwpCaps parse_cpu_option(const std::string &s)
 }
 
 // query-cpu-model-expansion: "props": { "lwp": true, "lwp-cb-size": 19, ... }
-LwpCaps parse_qmp(const std::string &text)
+LwpCaps parse_qmp(const std::string &host, const std::string &text)
 {
     LwpCaps c = family15h_numbers();
     size_t pos = text.find("\"props\"");
     if (pos == std::string::npos) {
-        fail("no \"props\" in the QMP reply");
+        fail(host + ": no \"props\" in the QMP reply");
+    }
+    size_t open = text.find_first_not_of(" \t\r\n:", pos + 7);
+    if (open == std::string::npos || text[open] != '{' ||
+        text.find('}', open) == std::string::npos) {
+        fail(host + ": \"props\" is not a complete object");
     }
     // Walk "key": value pairs; string values are skipped as strings so that
     // their quotes are never taken for keys.
@@ -169,8 +198,11 @@ LwpCaps parse_qmp(const std::string &text)
             continue;
         }
         size_t ve = text.find_first_of(",}\r\n", v);
+        if (ve == std::string::npos) {
+            fail(host + ": truncated QMP reply");
+        }
         if (key.rfind("lwp", 0) == 0) {
-            set_property(c, key, text.substr(v, ve - v));
+            set_property(host, c, key, text.substr(v, ve - v));
         }
         pos = ve == std::string::npos ? ve : ve - 1;
         if (ve != std::string::npos && text[ve] == '}') {
@@ -215,7 +247,7 @@ LwpCaps parse_description(const std::string &name, const std::string &text)
 {
     LwpCaps c;
     if (text.find("\"props\"") != std::string::npos) {
-        return parse_qmp(text);
+        return parse_qmp(name, text);
     }
     if (parse_cpuid_dump(text, &c)) {
         return c;
@@ -248,6 +280,10 @@ void print_baseline(const LwpCaps &b, size_t hosts)
         opts += std::string(",") + n.name + "=" + std::to_string(b.*n.field);
     }
     std::printf("-cpu ...,%s\n", opts.c_str());
+    std::printf("<!-- the pool's LWP features: add the pool's <model>.  The numeric\n"
+                "     fields have no libvirt element; where they differ from QEMU's\n"
+                "     defaults pass them with <qemu:commandline>: %s -->\n",
+                opts.substr(opts.find("lwp-cb-size")).c_str());
     std::printf("<cpu mode='custom' match='exact'>\n"
                 "  <feature policy='require' name='lwp'/>\n");
     for (const FlagBit &f : kFlags) {
@@ -302,6 +338,10 @@ int main(int argc, char **argv)
                      hosts[conflict.host_a].name.c_str(), hosts[conflict.host_b].name.c_str(),
                      conflict.field);
         return 1;
+    }
+    const char *field, *why;
+    if (!lwp_caps_check(&base, &field, &why)) {
+        fail(std::string("internal error: the baseline is inconsistent: '") + field + "' " + why);
     }
     print_baseline(base, hosts.size());
     return 0;
