@@ -52,7 +52,12 @@ def start_daemons():
 def stop_daemons(pidfiles):
     for pidfile in pidfiles:
         try:
-            os.kill(int(open(pidfile).read()), 15)
+            pid = int(open(pidfile).read())
+            os.kill(pid, 15)
+            deadline = time.time() + 15
+            while time.time() < deadline:
+                os.kill(pid, 0)                 # raises once it has gone
+                time.sleep(0.1)
         except (OSError, ValueError):
             pass
 
@@ -165,6 +170,38 @@ def test_baseline(tmp):
     report(libvirt_lwp == ours, 'lwp-baseline agrees with libvirt: %s' % ours)
 
 
+def test_compare(tmp):
+    """libvirt's hypervisor-cpu-compare against our QEMU (TCG) and
+    lwp-baseline against the same QEMU's -cpu max expansion agree on which
+    LWP configurations the hypervisor can run."""
+    qmp = '\n'.join(['{"execute":"qmp_capabilities"}',
+                     '{"execute":"query-cpu-model-expansion","arguments":'
+                     '{"type":"full","model":{"name":"max"}}}',
+                     '{"execute":"quit"}']) + '\n'
+    expansion = os.path.join(tmp, 'max.json')
+    with open(expansion, 'w') as f:
+        subprocess.run([QEMU, '-machine', 'none', '-accel', 'tcg', '-nodefaults', '-display',
+                        'none', '-qmp', 'stdio'], input=qmp, stdout=f, text=True, check=True)
+    for features in (['lwp', 'lwpval', 'lwpint'], ['lwp', 'lwpval'],
+                     ['lwp', 'lwpval', 'lwpint', 'lwpire'], ['lwp', 'lwpipf']):
+        xml = os.path.join(tmp, 'cmp.xml')
+        open(xml, 'w').write("<cpu mode='custom' match='exact'><model>qemu64</model>"
+                             "<feature policy='require' name='xsave'/>" +
+                             ''.join("<feature policy='require' name='%s'/>" % f
+                                     for f in features) + '</cpu>')
+        p = virsh('hypervisor-cpu-compare', '--virttype', 'qemu', '--emulator', QEMU,
+                  '--arch', 'x86_64', '--machine', 'pc', xml)
+        libvirt_ok = 'superset' in p.stdout or 'identical' in p.stdout
+        q = run(BASELINE, expansion, '--cpu', 'qemu64,+xsave,' + ','.join('+' + f for f in features))
+        common = {l.split("name='")[1].split("'")[0] for l in q.stdout.splitlines()
+                  if "policy='require'" in l}
+        ours_ok = q.returncode == 0 and set(features) <= common
+        report(p.returncode in (0, 1) and libvirt_ok == ours_ok,
+               'compare %s: libvirt %s, lwp-baseline %s' %
+               ('+'.join(features), 'runs it' if libvirt_ok else 'refuses',
+                'covered' if ours_ok else 'not covered'))
+
+
 def main():
     if os.geteuid() != 0:
         report(False, 'the libvirt test needs root (it starts libvirtd)')
@@ -176,6 +213,7 @@ def main():
         # libvirt reads cpu_map when it starts; a daemon already running
         # before the install would not know the LWP features.
         test_baseline(tmp)
+        test_compare(tmp)
         test_domain(tmp)
     finally:
         virsh('destroy', NAME)
