@@ -374,6 +374,33 @@ static void test_operand_size64(void)
 #endif
 
 #ifndef __x86_64__
+/*
+ * A 16-bit code segment (CS.D = 0): LWPINS records IP as the instruction
+ * address and still takes a 32-bit r/m operand and imm32.
+ */
+static void test_code16(void)
+{
+    extern uint64_t gdt[];
+    static const uint8_t code[] = {
+        0x8f, 0xea, 0x70, 0x12, 0xc3,             /* lwpins $0x1234, %ebx, %ecx */
+        0x34, 0x12, 0x00, 0x00,
+        0x66, 0xcb,                               /* o32 lret */
+    };
+    uint8_t *low = (uint8_t *)0x8000;
+    struct { uint32_t off; uint16_t sel; } __attribute__((packed)) target = { 0x8000, 0x50 };
+
+    gdt[10] = 0x000f9b000000ffffull;              /* 16-bit code, base 0, DPL 0 */
+    memcpy(low, code, sizeof(code));
+    fresh_lwpcb(0);
+    llwpcb(&cb);
+    asm volatile("lcall *%0" : : "m"(target), "b"(0xabcdef01), "c"(0x5566) : "memory", "cc");
+    llwpcb(0);
+    report(ring[0].event_id == 255 && ring[0].ip == 0x8000 && ring[0].flags == 0x1234 &&
+           ring[0].data1 == 0xabcdef01 && ring[0].data2 == 0x5566,
+           "LWPINS in a 16-bit code segment: IP %#llx, Data1 %#x, Data2 %#llx",
+           (unsigned long long)ring[0].ip, ring[0].data1, (unsigned long long)ring[0].data2);
+}
+
 /* Spec 5: every LWP instruction is #UD outside protected mode (here V86). */
 static void test_v86(void)
 {
@@ -416,6 +443,7 @@ int main(void)
     test_operand_size64();
 #else
     test_v86();
+    test_code16();
 #endif
     report(run_in_user(user_session, 0), "a CPL 3 session: LLWPCB, LWPINS, SLWPCB");
     return 0;
