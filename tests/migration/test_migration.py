@@ -187,6 +187,21 @@ def progress(q):
     return q.debug_output().count('progress ')
 
 
+def hand_over(src, name, outputs, **kw):
+    """Live-migrate @src to a new QEMU over a unix socket.  On success the
+    source's console output joins @outputs, the source is killed and the
+    destination returned; on failure the destination is killed, None."""
+    uri = 'unix:' + os.path.join(TMP, name + '.sock')
+    dst = Qemu.destination(uri, **kw)
+    src.cmd('migrate', uri=uri)
+    if src.migration_status() != 'completed':
+        dst.kill()
+        return None
+    outputs.append(src.debug_output())
+    src.kill()
+    return dst
+
+
 def guest_verdict(outputs):
     text = ''.join(outputs)
     lines = text.splitlines()
@@ -214,17 +229,11 @@ def ping_pong():
         for i in range(10):
             if src.proc.poll() is not None:
                 break
-            uri = 'unix:' + os.path.join(TMP, 'mig%d.sock' % i)
-            dst = Qemu.destination(uri)
-            src.cmd('migrate', uri=uri)
-            st = src.migration_status()
-            if st != 'completed':
-                report(False, 'migration %d: %s' % (i + 1, st))
-                dst.kill()
+            dst = hand_over(src, 'mig%d' % i, outputs)
+            if dst is None:
+                report(False, 'migration %d: %s' % (i + 1, src.cmd('query-migrate')['status']))
                 break
             migrations += 1
-            outputs.append(src.debug_output())
-            src.kill()
             src = dst
             src.wait_running()
             time.sleep(0.2)                     # let it profile on the new host
@@ -263,21 +272,16 @@ def in_handler():
                 time.sleep(0.01)
             else:
                 break
-            uri = 'unix:' + os.path.join(TMP, 'irq%d.sock' % i)
-            dst = Qemu.destination(uri, **args)
-            src.cmd('migrate', uri=uri)
-            if src.migration_status() != 'completed':
-                dst.kill()
+            dst = hand_over(src, 'irq%d' % i, outputs, **args)
+            if dst is None:
                 break
             inside += 1
-            outputs.append(src.debug_output())
-            src.kill()
             src = dst
             # The source was stopped, so the destination arrives paused.
-            dst_deadline = time.time() + 30
-            while dst.cmd('query-status')['status'] == 'inmigrate' and time.time() < dst_deadline:
+            deadline = time.time() + 30
+            while src.cmd('query-status')['status'] == 'inmigrate' and time.time() < deadline:
                 time.sleep(0.02)
-            dst.cmd('cont')
+            src.cmd('cont')
         report(inside == 10, '%d migrations taken inside the threshold interrupt handler' % inside)
         finish(src, outputs, 'after them the record stream is continuous')
     finally:

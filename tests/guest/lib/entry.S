@@ -125,8 +125,12 @@ interrupt_common:
     add $8, %esp
     iret
 
-    .globl run_in_user
-run_in_user:                         /* (fn, arg) on the stack */
+    /*
+     * Save the callee-saved registers and the kernel stack for
+     * resume_kernel, point TSS.ESP0 below them, and load the two stack
+     * arguments into EBX and ESI.
+     */
+    .macro leave_kernel
     push %ebx
     push %esi
     push %edi
@@ -134,7 +138,12 @@ run_in_user:                         /* (fn, arg) on the stack */
     mov 20(%esp), %ebx
     mov 24(%esp), %esi
     mov %esp, kernel_saved_sp
-    mov %esp, tss + 4                /* TSS.ESP0 */
+    mov %esp, tss + 4
+    .endm
+
+    .globl run_in_user
+run_in_user:                         /* (fn, arg) on the stack */
+    leave_kernel
     push $USER_DS
     push $user_stack_top
     pushf
@@ -154,14 +163,7 @@ user_trampoline:
      */
     .globl run_in_v86
 run_in_v86:
-    push %ebx
-    push %esi
-    push %edi
-    push %ebp
-    mov 20(%esp), %ebx
-    mov 24(%esp), %esi
-    mov %esp, kernel_saved_sp
-    mov %esp, tss + 4
+    leave_kernel
     push $0                          /* GS */
     push $0                          /* FS */
     push %ebx                        /* DS */
