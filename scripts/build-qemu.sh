@@ -13,7 +13,7 @@ FIRMWARE_DIRS=(/usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu)
 CONFIGURE_ARGS=(
     --target-list=x86_64-softmmu,x86_64-linux-user,i386-linux-user
     --disable-docs --disable-werror --without-default-features
-    --enable-tcg --enable-kvm --disable-download --disable-install-blobs
+    --enable-tcg --enable-kvm --enable-plugins --disable-download --disable-install-blobs
     --python=/usr/bin/python3
     # check-tcg's i386 guest tests with the host compiler in 32-bit mode.
     --cross-cc-i386=gcc --cross-cc-cflags-i386=-m32
@@ -33,7 +33,7 @@ if [ ! -f "$QEMU_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
     echo "$want" >"$QEMU_BUILDDIR/.qemu-lwp-configure"
 fi
 step "building QEMU (ninja, incremental)"
-ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 \
+ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 tests/tcg/plugins/libinsn.so \
     >"$QEMU_LWP_BUILD/qemu-build.log" 2>&1 ||
     { tail -n 30 "$QEMU_LWP_BUILD/qemu-build.log" >&2; die "QEMU build failed (see $QEMU_LWP_BUILD/qemu-build.log)"; }
 

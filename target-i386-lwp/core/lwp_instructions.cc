@@ -30,19 +30,8 @@ bool event_enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
 bool flush(LwpState &st, const LwpCpuEnv &env, Access &access)
 {
     const LwpCaps &caps = *env.caps;
-    if (st.pending[0]) {
-        uint8_t record[LWP_RECORD_SIZE];
-        memcpy(record, st.pending, sizeof(record));
-        bool missed;
-        if (!store_record(st, env, access, record, &missed)) {
-            return false;
-        }
-        memset(st.pending, 0, sizeof(st.pending));
-        // The event this record reports has now been stored: its counter
-        // restarts like after any other store.
-        if (event_enabled(st, caps, record[0])) {
-            reset_counter(st, record[0]);
-        }
+    if (!store_pending(st, env, access)) {
+        return false;
     }
     for (unsigned id = 1; id <= LWP_MAX_EVENT; id++) {
         if (event_enabled(st, caps, id) &&
@@ -193,12 +182,14 @@ void lwp_slwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
     *st = next;
 }
 
-bool lwp_lwpval_stores(const LwpState *st, const LwpCpuEnv *env) noexcept
+bool lwp_lwpval_stores(const LwpState *st, const LwpCpuEnv *env,
+                       uint64_t ip) noexcept
 {
-    (void)env;
     // Mirrors lwp_lwpval: decrementing a counter <= 0 makes it negative.
+    // An IP range not yet re-read after XRSTOR may still allow the store.
     return st->cbaddr && (st->flags & event_bit(LWP_EVENT_VAL)) &&
-           st->counter[LWP_EVENT_VAL] <= 0;
+           st->counter[LWP_EVENT_VAL] <= 0 &&
+           (!st->cache_valid || lwp_ip_counted(st, env->caps, ip));
 }
 
 void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
@@ -210,6 +201,18 @@ void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
         return;
     }
     LwpState next = *st;
+    // The IP filter applies to every event (6), LWPVAL's included.
+    if (next.cbaddr && (next.filters & LWP_FILTER_IPF) && !next.cache_valid) {
+        Access access(*env, *mem, *out);
+        if (!ensure_cache(next, *env, access)) {
+            outcome_abandon(out);
+            return;
+        }
+    }
+    if (!lwp_ip_counted(&next, env->caps, ip)) {
+        *st = next;
+        return;
+    }
     if (count_event(next, LWP_EVENT_VAL)) {
         uint8_t record[LWP_RECORD_SIZE];
         build_user_record(record, LWP_EVENT_VAL, *env, data2, data1, imm, ip);

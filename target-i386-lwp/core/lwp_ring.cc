@@ -5,6 +5,8 @@
 
 #include "lwp_ring.h"
 
+#include <string.h>
+
 #include "lwp_bytes.h"
 #include "lwpcb.h"
 
@@ -66,6 +68,33 @@ bool reread_tail(LwpState &st, Access &access)
 
 } // namespace
 
+bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
+{
+    return st.cache_valid || refresh_cache(st, env, access);
+}
+
+bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access)
+{
+    if (!st.pending[0]) {
+        return true;
+    }
+    uint8_t record[LWP_RECORD_SIZE];
+    memcpy(record, st.pending, sizeof(record));
+    bool missed;
+    if (!store_record(st, env, access, record, &missed)) {
+        return false;
+    }
+    memset(st.pending, 0, sizeof(st.pending));
+    // The event this record reports has now been stored: its counter
+    // restarts like after any other store.
+    const unsigned id = record[0];
+    if (id >= 1 && id <= cb_event_count(*env.caps) &&
+        (st.flags & event_bit(id))) {
+        reset_counter(st, id);
+    }
+    return true;
+}
+
 uint64_t next_random(uint64_t *rng)
 {
     uint64_t x = *rng ? *rng : kRngSeed;
@@ -85,7 +114,7 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
     if (st.buffer_size < LWP_RECORD_SIZE) {
         return access.fail_gp();
     }
-    if (!st.cache_valid && !refresh_cache(st, env, access)) {
+    if (!ensure_cache(st, env, access)) {
         return false;
     }
     if (!access.write(st.buffer_base + st.head, record, LWP_RECORD_SIZE)) {

@@ -22,6 +22,12 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
 // Counts one occurrence of event @id; true when its counter went negative.
 bool count_event(LwpState &st, unsigned id);
 
+// After XRSTOR, re-read the LWPCB fields XSAVE does not hold (8.2.5).
+bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access);
+
+// Store st.pending, if any, and restart its event's counter.
+bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access);
+
 // Reloads the counter of event @id after its record was stored.
 void reset_counter(LwpState &st, unsigned id);
 

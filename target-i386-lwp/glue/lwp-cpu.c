@@ -59,9 +59,42 @@ void x86_lwp_reset(X86CPU *cpu)
      */
     env->lwp_cfg = (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
                    (uint64_t)(CPU(cpu)->cpu_index & 0xff) << 32;
-#else
-    (void)env;
 #endif
+    x86_lwp_state_changed(env);
+}
+
+void x86_lwp_state_changed(CPUX86State *env)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+    LwpHwConfig cfg;
+
+    lwp_hw_config(&env->lwp, &env_archcpu(env)->lwp_caps, &cfg);
+    t->tb_flags = (cfg.val ? HF_LWP_VAL_MASK : 0) |
+                  (cfg.ire ? HF_LWP_IRE_MASK : 0) |
+                  (cfg.bre ? HF_LWP_BRE_MASK : 0) |
+                  (cfg.ipf ? HF_LWP_IPF_MASK : 0);
+    memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
+    t->gathering = 0;
+    t->tb_uncharged = 0;
+}
+
+void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    if (t->tb_uncharged) {
+        /* Nothing was charged; a gathering instruction did not retire. */
+        t->tb_uncharged = 0;
+        t->gathering = 0;
+        return;
+    }
+    if (tb_flags & HF_LWP_IRE_MASK) {
+        env->lwp.counter[LWP_EVENT_IRE] += LWP_UNWIND_IRE(unwind);
+    }
+    if (tb_flags & HF_LWP_BRE_MASK) {
+        env->lwp.counter[LWP_EVENT_BRE] +=
+            t->branch_weight[LWP_UNWIND_BRANCH(unwind)];
+    }
 }
 
 void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,

@@ -8,9 +8,41 @@
 #include "../include/lwp/lwp-caps.h"
 
 /* CPUID[8000_001C].EDX bits TCG implements. */
-#define QEMU_LWP_TCG_FEATURES   (LWP_FEAT_VAL | LWP_FEAT_INT)
-/* CPUID[8000_001C].ECX flags TCG implements. */
-#define QEMU_LWP_TCG_CAP_FLAGS  0
+#define QEMU_LWP_TCG_FEATURES \
+    (LWP_FEAT_VAL | LWP_FEAT_IRE | LWP_FEAT_BRE | LWP_FEAT_INT)
+/* CPUID[8000_001C].ECX flags TCG implements: LwpIpFiltering. */
+#define QEMU_LWP_TCG_CAP_FLAGS  (1u << 29)
+
+/*
+ * Hardware-event counting in translated code (lwp-translate.c.inc,
+ * lwp-tcg.c): what helper_lwp_tb_slow learns of its TB ...
+ */
+#define LWP_TB_INFO(charged, icount, branch, single, csize, last_off) \
+    ((uint64_t)(charged) | (uint64_t)(icount) << 10 | \
+     (uint64_t)(branch) << 20 | (uint64_t)(single) << 22 | \
+     (uint64_t)(csize) << 23 | (uint64_t)(last_off) << 32)
+#define LWP_TB_INFO_CHARGED(i)   ((uint32_t)(i) & 0x3ff)
+#define LWP_TB_INFO_ICOUNT(i)    ((uint32_t)((i) >> 10) & 0x3ff)
+#define LWP_TB_INFO_BRANCH(i)    ((uint32_t)((i) >> 20) & 3)
+#define LWP_TB_INFO_SINGLE(i)    ((uint32_t)((i) >> 22) & 1)
+#define LWP_TB_INFO_CSIZE(i)     ((uint32_t)((i) >> 23) & 3)
+#define LWP_TB_INFO_LAST_OFF(i)  ((uint32_t)((i) >> 32))
+/* ... what helper_lwp_retire learns of its instruction ... */
+#define LWP_RETIRE_LEN(info)     ((info) & 0xff)
+#define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)
+#define LWP_RETIRE_CSIZE(info)   (((info) >> 10) & 3)
+#define LWP_RETIRE_POST          (1u << 12)
+#define LWP_RETIRE_REP           (1u << 13)
+/* ... and what a fault at an instruction gives back (insn_start data[1]). */
+#define LWP_UNWIND_SHIFT 16
+#define LWP_UNWIND(ire_left, branch) ((uint64_t)(ire_left) | (uint64_t)(branch) << 10)
+#define LWP_UNWIND_IRE(u)        ((uint32_t)(u) & 0x3ff)
+#define LWP_UNWIND_BRANCH(u)     ((uint32_t)((u) >> 10) & 3)
+
+/* Recompute what translated code counts after any change of LWP state. */
+void x86_lwp_state_changed(CPUX86State *env);
+/* A fault undid the instructions from one on: give back their charge. */
+void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind);
 
 /* Feature flags of a family 15h part, for CPU model versions with LWP. */
 #define QEMU_LWP_FAMILY15H_PROPS \

@@ -19,6 +19,7 @@
 #include "lwp-qemu.h"
 #include "lwp-irq.h"
 #include "trace.h"
+#include "accel/tcg/internal-common.h"
 
 typedef struct LwpGuestMem {
     CPUX86State *env;
@@ -149,11 +150,13 @@ void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
         trace_lwp_llwpcb(0, out.status, next.cbaddr, next.flags);
         lwp_complete(&mem, &out);
         env->lwp = next;
+        x86_lwp_state_changed(env);
     }
     lwp_llwpcb(&next, &cpu, &mem_ops, ea, &out);
     trace_lwp_llwpcb(ea, out.status, next.cbaddr, next.flags);
     lwp_complete(&mem, &out);
     env->lwp = next;
+    x86_lwp_state_changed(env);
 }
 
 target_ulong helper_lwp_slwpcb(CPUX86State *env)
@@ -179,7 +182,7 @@ void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
     LwpState next = env->lwp;
     uint32_t data1 = src;
 
-    if (!lwp_lwpval_stores(&next, &cpu)) {
+    if (!lwp_lwpval_stores(&next, &cpu, env->eip)) {
         lwp_lwpval(&next, &cpu, &mem_ops, data2, 0, imm, env->eip, &out);
         env->lwp = next;
         return;
@@ -222,7 +225,11 @@ bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         env->lwp_cfg = val;
         return true;
     }
-    return lwp_cbaddr_write(&env->lwp, val);
+    if (!lwp_cbaddr_write(&env->lwp, val)) {
+        return false;
+    }
+    x86_lwp_state_changed(env);
+    return true;
 }
 
 bool x86_lwp_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val)
@@ -246,5 +253,133 @@ void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
 
     lwp_cpu_env(env, &cpu);
     lwp_xrstor(&env->lwp, &cpu, present ? area : init_area, present);
+    x86_lwp_state_changed(env);
     trace_lwp_xrstor(present, env->lwp.cbaddr);
+}
+
+/*
+ * Hardware events (instructions retired, branches retired): the slow path of
+ * a TB's start and the retirement of an instruction counted one by one.
+ * Both run where the instruction boundary is exact (EIP and CC_OP up to
+ * date), so faults are raised without unwinding (ra = 0): a fault at a TB's
+ * start is taken before its first instruction, one at retirement after the
+ * instruction that retired, as a record that could not be stored waits in
+ * the pending slot.
+ */
+
+static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
+{
+    return csize == 0 ? ip : csize == 1 ? (uint32_t)ip : (uint16_t)ip;
+}
+
+/* Store st.pending; on a fault the record stays pending and #PF is raised. */
+static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpMem *ops,
+                                       LwpCpuEnv *cpu)
+{
+    CPUX86State *env = m->env;
+    LwpState next = env->lwp;
+    LwpOutcome out;
+
+    if (!next.pending[0]) {
+        return;
+    }
+    lwp_store_pending(&next, cpu, ops, &out);
+    trace_lwp_store(next.pending[0] ? next.pending[0] : env->lwp.pending[0],
+                    env->eip, out.status, next.head);
+    lwp_complete(m, &out);
+    env->lwp = next;
+}
+
+static void lwp_prepare_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu)
+{
+    CPUX86State *env = m->env;
+    LwpState next = env->lwp;
+    LwpOutcome out;
+
+    lwp_prepare(&next, cpu, ops, &out);
+    lwp_complete(m, &out);
+    env->lwp = next;
+}
+
+#define LWP_PREPARE_EXACT(env, m, e) \
+    LwpGuestMem m = { (env), cpu_mmu_index(env_cpu(env), false), 0 }; \
+    LwpMem m##_ops = { &m, lwp_mem_read, lwp_mem_probe_write }; \
+    LwpCpuEnv e; \
+    lwp_cpu_env((env), &e)
+
+void helper_lwp_tb_slow(CPUX86State *env)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+    uint64_t info = t->tb_info;
+    CPUState *cs = env_cpu(env);
+    LwpTbShape tb;
+    uint32_t split;
+    LWP_PREPARE_EXACT(env, mem, cpu);
+
+    t->gathering = 0;
+    t->tb_uncharged = 0;
+    lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
+    if (t->tb_flags & HF_LWP_IPF_MASK) {
+        lwp_prepare_or_fault(&mem, &mem_ops, &cpu);
+    }
+
+    tb.first_ip = env->eip;
+    tb.last_ip = lwp_wrap_ip(env->eip + LWP_TB_INFO_LAST_OFF(info),
+                             LWP_TB_INFO_CSIZE(info));
+    tb.icount = LWP_TB_INFO_ICOUNT(info);
+    tb.charged = LWP_TB_INFO_CHARGED(info);
+    tb.branch = LWP_TB_INFO_BRANCH(info);
+    tb.single = LWP_TB_INFO_SINGLE(info);
+    switch (lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split)) {
+    case LWP_TB_CHARGE:
+        break;
+    case LWP_TB_SKIP:
+        t->tb_uncharged = 1;
+        break;
+    case LWP_TB_GATHER:
+        t->tb_uncharged = 1;
+        t->gathering = 1;
+        t->insn_ip = env->eip;
+        break;
+    case LWP_TB_SPLIT:
+        trace_lwp_tb_split(env->eip, split);
+        cs->cflags_next_tb = (curr_cflags(cs) & ~CF_COUNT_MASK) | split;
+        cpu_loop_exit_noexc(cs);
+    }
+}
+
+void helper_lwp_retire(CPUX86State *env, uint32_t info)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+    uint8_t records[2][LWP_RECORD_SIZE];
+    LwpRetired insn;
+    unsigned n;
+
+    if (!(info & LWP_RETIRE_POST) && !t->gathering) {
+        return;
+    }
+    t->gathering = 0;
+    t->tb_uncharged = 0;
+    /* Left CPL 3, or a REP string instruction that has not finished. */
+    if ((env->hflags & HF_CPL_MASK) != 3 ||
+        ((info & LWP_RETIRE_REP) && env->eip == t->insn_ip)) {
+        return;
+    }
+
+    LWP_PREPARE_EXACT(env, mem, cpu);
+    if (t->tb_flags & HF_LWP_IPF_MASK) {
+        lwp_prepare_or_fault(&mem, &mem_ops, &cpu);
+    }
+    insn.ip = t->insn_ip;
+    insn.fallthrough = lwp_wrap_ip(insn.ip + LWP_RETIRE_LEN(info),
+                                   LWP_RETIRE_CSIZE(info));
+    insn.next_ip = env->eip;
+    insn.branch = LWP_RETIRE_BRANCH(info);
+    insn.counted = true;
+    n = lwp_retire(&env->lwp, &cpu, &insn, records);
+    for (unsigned i = 0; i < n; i++) {
+        /* If this store faults, the record waits and any later one is lost. */
+        memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
+        lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
+    }
 }

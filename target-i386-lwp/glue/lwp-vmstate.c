@@ -169,6 +169,7 @@ static int lwp_state_post_load(void *opaque, int version_id)
         error_report("cpu/lwp: refusing incoming LWP state: %s", bad);
         return -EINVAL;
     }
+    x86_lwp_state_changed(&cpu->env);
     return 0;
 }
 

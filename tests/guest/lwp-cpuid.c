@@ -5,6 +5,8 @@
  */
 #include "lwp.h"
 
+#define LWP_ECX_IPF (1u << 29)
+
 static uintptr_t user_rdmsr(uintptr_t msr)
 {
     asm volatile(ASM_TRY "rdmsr\n\t" ASM_CATCH : : "c"(msr) : "rax", "rdx", "memory");
@@ -45,7 +47,15 @@ int main(void)
     report(d & (1u << 1), "8000_001C.EDX LwpVAL supported");
     report(d & (1u << 31), "8000_001C.EDX LwpInt supported");
     report(b == 0x80032013, "8000_001C.EBX = %#x (family 15h)", b);
-    report(c == 0x00010200, "8000_001C.ECX = %#x (family 15h)", c);
+    report((c & ~LWP_ECX_IPF) == 0x00010200, "8000_001C.ECX = %#x (family 15h fields)", c);
+    /* The family-15h models leave IP filtering off; -cpu max offers it. */
+    uint32_t sig, unused;
+    cpuid_count(1, 0, &sig, &unused, &unused, &unused);
+    bool family15h = ((sig >> 8) & 0xf) == 0xf && ((sig >> 20) & 0xff) == 6;
+    report(!(c & LWP_ECX_IPF) == family15h, "8000_001C.ECX[29] LwpIpFiltering %s",
+           family15h ? "clear on family 15h" : "set under -cpu max");
+    report(d & (1u << 2), "8000_001C.EDX LwpIRE supported");
+    report(d & (1u << 3), "8000_001C.EDX LwpBRE supported");
     report(a == 0, "8000_001C.EAX = 0 before the OS enables LWP");
     uint32_t supported = d;
 

@@ -96,7 +96,8 @@ static void test_llwpcb_validation(void)
     cb.event[0].interval = 0x3ffffff;          /* -1 as a 26-bit value */
     cb.software[0] = 0x5a5a5a5a5a5a5a5aull;
     llwpcb(&cb);
-    report(cb.flags == (LWP_F_VAL | LWP_F_INT), "Flags written back as %#x (VAL|INT available)",
+    report(cb.flags == (LWP_F_VAL | LWP_F_IRE | LWP_F_BRE | LWP_F_INT),
+           "Flags written back as %#x (VAL|IRE|BRE|INT available)",
            cb.flags);
     report(cb.event[0].interval == 0, "negative EventInterval1 written back as 0");
     report(cb.software[0] == 0x5a5a5a5a5a5a5a5aull, "bytes 72-87 untouched");

@@ -70,7 +70,7 @@ TEST_F(Instructions, LwpvalSamplesEveryIntervalPlusOne)
     start();
     std::vector<unsigned> stored;
     for (unsigned i = 1; i <= 13; i++) {
-        const bool predicted = lwp_lwpval_stores(&st, &env);
+        const bool predicted = lwp_lwpval_stores(&st, &env, 0);
         const uint32_t head = st.head;
         ASSERT_EQ(lwpval(0, i).status, LWP_OK);
         const bool did = st.head != head;
@@ -105,7 +105,7 @@ TEST_F(Instructions, LwpvalWhenNotStoringOnlyCounts)
     cb.counter[1] = 5;
     start();
     mem.reads = mem.probes = 0;
-    EXPECT_FALSE(lwp_lwpval_stores(&st, &env));
+    EXPECT_FALSE(lwp_lwpval_stores(&st, &env, 0));
     LwpOutcome out = lwpval();
     EXPECT_EQ(out.status, LWP_OK);
     EXPECT_EQ(out.nwrites, 0u);
@@ -118,7 +118,7 @@ TEST_F(Instructions, LwpvalDisabledDoesNothingAtAll)
     st.counter[1] = 0;
     st.flags = 0x2;       // stale bits must not matter without an LWPCB
     const LwpState before = st;
-    EXPECT_FALSE(lwp_lwpval_stores(&st, &env));
+    EXPECT_FALSE(lwp_lwpval_stores(&st, &env, 0));
     LwpOutcome out = lwpval(1, 2, 3, 4);
     EXPECT_EQ(out.status, LWP_OK);
     EXPECT_EQ(out.nwrites, 0u);
@@ -132,7 +132,7 @@ TEST_F(Instructions, LwpvalWithoutTheValEventDoesNothingAtAll)
     start();
     mem.reads = mem.probes = 0;
     const LwpState before = st;
-    EXPECT_FALSE(lwp_lwpval_stores(&st, &env));
+    EXPECT_FALSE(lwp_lwpval_stores(&st, &env, 0));
     LwpOutcome out = lwpval();
     EXPECT_EQ(out.status, LWP_OK);
     EXPECT_EQ(out.nwrites, 0u);
@@ -145,7 +145,7 @@ TEST_F(Instructions, LwpvalStoreFaultDoesNotCount)
     cb.interval[1] = 2;
     start();
     mem.protect(kRing, kPage, true, false);
-    ASSERT_TRUE(lwp_lwpval_stores(&st, &env));
+    ASSERT_TRUE(lwp_lwpval_stores(&st, &env, 0));
     LwpOutcome out = expect_fault_without_effect([&] { return lwpval(); },
                                                  LWP_FAULT_PF);
     EXPECT_EQ(out.fault_addr, kRing);

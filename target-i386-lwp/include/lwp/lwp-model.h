@@ -146,8 +146,8 @@ void lwp_slwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
  * Whether LWPVAL would store a record now; the caller reads a memory operand
  * only when this is true (spec 5.3).
  */
-bool lwp_lwpval_stores(const LwpState *st,
-                       const LwpCpuEnv *env) LWP_NOEXCEPT;
+bool lwp_lwpval_stores(const LwpState *st, const LwpCpuEnv *env,
+                       uint64_t ip) LWP_NOEXCEPT;
 /* LWPVAL: data2 = vvvv register, data1 = r/m value, flags = imm (low 16 bits used). */
 void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
@@ -167,6 +167,108 @@ bool lwp_xsave(const LwpState *st,
  */
 void lwp_xrstor(LwpState *st, const LwpCpuEnv *env,
                 const uint8_t area[LWP_XSAVE_SIZE], bool present) LWP_NOEXCEPT;
+
+/*
+ * Hardware events counted by the emulator (AMD pub. 43724 sections 1.1,
+ * 2.2, 2.3, 6 and 8.1): instructions retired (2) and branches retired (3).
+ */
+
+/* The branch kinds of section 2.3, as the filters of table 6-2 see them. */
+typedef enum LwpBranchClass {
+    LWP_BRANCH_NONE = 0,      /* not a branch LWP counts */
+    LWP_BRANCH_COND,          /* Jcc, JrCXZ, LOOP, LOOPcc: NCB */
+    LWP_BRANCH_REL,           /* JMP rel, CALL rel, RET near: NRB */
+    LWP_BRANCH_ABS,           /* JMP r/m (FF /4), CALL r/m (FF /2): NAB */
+} LwpBranchClass;
+#define LWP_BRANCH_CLASSES 4
+
+/* Filters bits (figure 6-3) the emulator honours. */
+#define LWP_FILTER_NAB (1u << 27)
+#define LWP_FILTER_NCB (1u << 28)
+#define LWP_FILTER_NRB (1u << 29)
+#define LWP_FILTER_IPI (1u << 30)
+#define LWP_FILTER_IPF (1u << 31)
+
+/* What translated code has to count for the current state. */
+typedef struct LwpHwConfig {
+    bool val;                 /* LWPVAL decrements event 1 */
+    bool ire;                 /* instructions retired is counted */
+    bool bre;                 /* branches retired is counted */
+    bool ipf;                 /* IP filtering decides which instructions count */
+    int32_t branch_weight[LWP_BRANCH_CLASSES];   /* BRE decrement per class */
+} LwpHwConfig;
+
+void lwp_hw_config(const LwpState *st, const LwpCaps *caps,
+                   LwpHwConfig *cfg) LWP_NOEXCEPT;
+
+/*
+ * Whether an instruction at effective address @ip is eligible for counting
+ * under the IP filter (always true when IP filtering does not apply).  The
+ * filter range is cached state: call only with st->cache_valid.
+ */
+bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
+                    uint64_t ip) LWP_NOEXCEPT;
+
+/*
+ * A translation block as counted at its start: its first @charged
+ * instructions count as instructions retired (the rest, at most its last
+ * instruction, is counted when it retires or not at all), and its last
+ * instruction is a branch of class @branch.
+ */
+typedef struct LwpTbShape {
+    uint64_t first_ip;        /* effective address of the first instruction */
+    uint64_t last_ip;         /* ... and of the last one */
+    uint32_t icount;
+    uint32_t charged;
+    uint8_t branch;           /* LwpBranchClass */
+    bool single;              /* translated as one instruction on request */
+} LwpTbShape;
+
+typedef enum LwpTbAction {
+    LWP_TB_CHARGE,            /* counters charged for the whole TB: run it */
+    LWP_TB_SKIP,              /* none of its instructions counts: run it */
+    LWP_TB_SPLIT,             /* run only the first *split instructions, then decide again */
+    LWP_TB_GATHER,            /* run the one instruction; lwp_retire counts it */
+} LwpTbAction;
+
+/*
+ * Decide how a TB runs, given the counters before it (no record pending;
+ * the IP range cached if IP filtering applies).  Charges the counters for
+ * LWP_TB_CHARGE; leaves the state alone otherwise.
+ */
+LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
+                        const LwpTbShape *tb, uint32_t *split) LWP_NOEXCEPT;
+
+/* One instruction that retired at CPL 3 and is counted when it retires. */
+typedef struct LwpRetired {
+    uint64_t ip;              /* its effective address */
+    uint64_t fallthrough;     /* the effective address after it */
+    uint64_t next_ip;         /* the effective address executed next */
+    uint8_t branch;           /* LwpBranchClass */
+    bool counted;             /* counts as an instruction retired */
+} LwpRetired;
+
+/*
+ * Count @insn; every enabled event whose counter is now negative gathers a
+ * record into @records (instructions retired first).  Returns how many.
+ */
+unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
+                    uint8_t records[2][LWP_RECORD_SIZE]) LWP_NOEXCEPT;
+
+/*
+ * Store the pending record (st->pending) into the ring buffer and reset its
+ * event's counter.  Nothing pending: nothing to do.  A fault leaves the
+ * record pending.
+ */
+void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                       LwpOutcome *out) LWP_NOEXCEPT;
+
+/*
+ * Re-read what XRSTOR did not restore (interval, threshold, IP range...)
+ * from the LWPCB, if that has not happened yet.
+ */
+void lwp_prepare(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                 LwpOutcome *out) LWP_NOEXCEPT;
 
 #ifdef __cplusplus
 }

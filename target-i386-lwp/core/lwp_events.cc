@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Hardware events counted by the emulator (AMD pub. 43724 rev 3.08,
+// sections 1.1, 2.2, 2.3, 6 and 8.1): which events translated code counts,
+// how a translation block is charged, and what an instruction that retires
+// gathers.  Records are stored by lwp_store_pending, one at a time.
+
+#include <string.h>
+
+#include "lwp/lwp-model.h"
+#include "lwp_access.h"
+#include "lwp_bytes.h"
+#include "lwp_outcome.h"
+#include "lwp_ring.h"
+#include "lwpcb.h"
+
+namespace {
+
+using namespace lwp;
+
+constexpr uint32_t kUnlimited = UINT32_MAX;
+
+bool enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
+{
+    return st.cbaddr && id <= cb_event_count(caps) &&
+           (caps.features & (1u << id)) && (st.flags & event_bit(id));
+}
+
+bool ip_filter_applies(const LwpState &st, const LwpCaps &caps)
+{
+    return caps.ip_filtering && (st.filters & LWP_FILTER_IPF);
+}
+
+bool in_range(const LwpState &st, uint64_t ip)
+{
+    return ip >= st.base_ip && ip <= st.limit_ip;
+}
+
+// How many of the TB's counted instructions run before a counter crosses
+// zero: the index of the instruction that makes it negative.
+uint32_t ire_crossing(const LwpState &st, const LwpTbShape &tb)
+{
+    const int32_t c = st.counter[LWP_EVENT_IRE];
+    if (tb.charged == 0) {
+        return kUnlimited;
+    }
+    const uint32_t at = c < 0 ? 0 : static_cast<uint32_t>(c);
+    return at < tb.charged ? at : kUnlimited;
+}
+
+uint32_t bre_crossing(const LwpState &st, int32_t weight, const LwpTbShape &tb)
+{
+    if (weight == 0 || tb.icount == 0) {
+        return kUnlimited;
+    }
+    return st.counter[LWP_EVENT_BRE] - weight < 0 ? tb.icount - 1 : kUnlimited;
+}
+
+// Figure 2-3 (generic record) and figure 2-4 (branch record).
+void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
+                     uint8_t core_id, const LwpRetired &insn)
+{
+    memset(record, 0, LWP_RECORD_SIZE);
+    record[0] = static_cast<uint8_t>(id);
+    record[1] = core_id;
+    store_le64(record + 8, insn.ip);
+    if (id == LWP_EVENT_BRE) {
+        const bool taken = insn.branch != LWP_BRANCH_COND ||
+                           insn.next_ip != insn.fallthrough;
+        // TKN is bit 31 of the first dword; FUS, PRV and PRD stay 0.
+        record[3] = taken ? 0x80 : 0;
+        store_le64(record + 16, insn.next_ip);
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+void lwp_hw_config(const LwpState *st, const LwpCaps *caps,
+                   LwpHwConfig *cfg) noexcept
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->val = enabled(*st, *caps, LWP_EVENT_VAL);
+    cfg->ire = enabled(*st, *caps, LWP_EVENT_IRE);
+    cfg->bre = enabled(*st, *caps, LWP_EVENT_BRE);
+    cfg->ipf = (cfg->val || cfg->ire || cfg->bre) &&
+               ip_filter_applies(*st, *caps);
+    if (cfg->bre) {
+        // Table 6-2: each filter removes exactly one class of branches.
+        cfg->branch_weight[LWP_BRANCH_COND] = !(st->filters & LWP_FILTER_NCB);
+        cfg->branch_weight[LWP_BRANCH_REL] = !(st->filters & LWP_FILTER_NRB);
+        cfg->branch_weight[LWP_BRANCH_ABS] = !(st->filters & LWP_FILTER_NAB);
+    }
+}
+
+bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
+                    uint64_t ip) noexcept
+{
+    if (!ip_filter_applies(*st, *caps)) {
+        return true;
+    }
+    return in_range(*st, ip) != static_cast<bool>(st->filters & LWP_FILTER_IPI);
+}
+
+LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
+                        const LwpTbShape *tb, uint32_t *split) noexcept
+{
+    LwpHwConfig cfg;
+    lwp_hw_config(st, caps, &cfg);
+    *split = 0;
+
+    if (cfg.ipf) {
+        const bool first = lwp_ip_counted(st, caps, tb->first_ip);
+        const bool last = lwp_ip_counted(st, caps, tb->last_ip);
+        // One range: a TB whose ends agree and that does not wrap lies
+        // wholly on one side of each limit, unless a limit falls inside it.
+        const bool straddles =
+            tb->last_ip < tb->first_ip ||
+            (st->base_ip > tb->first_ip && st->base_ip <= tb->last_ip) ||
+            (st->limit_ip >= tb->first_ip && st->limit_ip < tb->last_ip);
+        if (first != last || straddles) {
+            if (tb->icount > 1) {
+                *split = 1;
+                return LWP_TB_SPLIT;
+            }
+        } else if (!first) {
+            return LWP_TB_SKIP;
+        }
+    }
+
+    uint32_t cross = kUnlimited;
+    if (cfg.ire) {
+        cross = ire_crossing(*st, *tb);
+    }
+    if (cfg.bre) {
+        const uint32_t b = bre_crossing(*st, cfg.branch_weight[tb->branch & 3],
+                                        *tb);
+        cross = b < cross ? b : cross;
+    }
+    if (cross == kUnlimited) {
+        if (cfg.ire) {
+            st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged);
+        }
+        if (cfg.bre) {
+            st->counter[LWP_EVENT_BRE] -= cfg.branch_weight[tb->branch & 3];
+        }
+        return LWP_TB_CHARGE;
+    }
+    if (cross > 0) {
+        *split = cross;
+        return LWP_TB_SPLIT;
+    }
+    if (!tb->single || tb->icount > 1) {
+        *split = 1;
+        return LWP_TB_SPLIT;
+    }
+    return LWP_TB_GATHER;
+}
+
+unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
+                    uint8_t records[2][LWP_RECORD_SIZE]) noexcept
+{
+    const LwpCaps &caps = *env->caps;
+    LwpHwConfig cfg;
+    lwp_hw_config(st, &caps, &cfg);
+    if (cfg.ipf && !lwp_ip_counted(st, &caps, insn->ip)) {
+        return 0;
+    }
+    const uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
+    unsigned n = 0;
+    // 8.1: both events count; instructions retired is reported first.
+    if (cfg.ire && insn->counted && count_event(*st, LWP_EVENT_IRE)) {
+        build_hw_record(records[n++], LWP_EVENT_IRE, core_id, *insn);
+    }
+    const int32_t weight = cfg.branch_weight[insn->branch & 3];
+    if (cfg.bre && weight && count_event(*st, LWP_EVENT_BRE)) {
+        build_hw_record(records[n++], LWP_EVENT_BRE, core_id, *insn);
+    }
+    return n;
+}
+
+void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                       LwpOutcome *out) noexcept
+{
+    outcome_begin(out);
+    if (!st->cbaddr || !st->pending[0]) {
+        return;
+    }
+    Access access(*env, *mem, *out);
+    LwpState next = *st;
+    if (!store_pending(next, *env, access)) {
+        outcome_abandon(out);
+        return;
+    }
+    *st = next;
+}
+
+void lwp_prepare(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                 LwpOutcome *out) noexcept
+{
+    outcome_begin(out);
+    if (!st->cbaddr || st->cache_valid) {
+        return;
+    }
+    Access access(*env, *mem, *out);
+    LwpState next = *st;
+    if (!ensure_cache(next, *env, access)) {
+        outcome_abandon(out);
+        return;
+    }
+    *st = next;
+}
+
+} // extern "C"

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qemu-lwp: per-vCPU data of the TCG event counting, kept in CPUX86State
+ * next to the architectural LwpState.  Derived or transient: recomputed by
+ * x86_lwp_state_changed(), never migrated.
+ */
+#ifndef QEMU_LWP_TCG_STATE_H
+#define QEMU_LWP_TCG_STATE_H
+
+#include "../include/lwp/lwp-model.h"
+
+typedef struct QemuLwpTcg {
+    uint32_t tb_flags;        /* HF_LWP_* for the current LWP state */
+    int32_t branch_weight[LWP_BRANCH_CLASSES];   /* BRE charge per class */
+    uint64_t tb_info;         /* the slow path's description of its TB */
+    uint64_t insn_ip;         /* instruction retiring through helper_lwp_retire */
+    uint8_t gathering;        /* that instruction is charged when it retires */
+    uint8_t tb_uncharged;     /* the running TB was not charged at its start */
+} QemuLwpTcg;
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qemu-lwp: what target/i386/tcg/translate.c keeps per TB for counting LWP
+ * hardware events, and the hooks it calls (lwp-translate.c.inc).
+ */
+#ifndef QEMU_LWP_TRANSLATE_H
+#define QEMU_LWP_TRANSLATE_H
+
+typedef struct QemuLwpDisas {
+    TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
+    TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
+    TCGOp *info_op;           /* st_i64 of the slow path's TB description */
+    uint32_t charged;         /* leading instructions charged at TB start */
+    uint32_t last_off;        /* pc of the last instruction - pc_first */
+    vaddr insn_pc;            /* pc of the instruction being translated */
+    uint8_t kind;             /* QemuLwpInsnKind of that instruction */
+    uint8_t branch;           /* its LwpBranchClass */
+    uint8_t len;              /* its length */
+    bool rep;                 /* it is a REP string instruction */
+    bool single;              /* TB of one instruction requested by LWP */
+} QemuLwpDisas;
+
+struct DisasContext;
+static void lwp_tr_retire(struct DisasContext *s);
+static void lwp_tr_uncounted(struct DisasContext *s);
+
+#endif
