@@ -119,7 +119,8 @@ class Bench:
 
     def command(self, cfg, rounds):
         qemu = self.qemu[(cfg.target, cfg.which)]
-        extra = ['-plugin', self.plugin + ',inline=on'] if cfg.plugin else []
+        # -d plugin: the plugin's "total insns" line goes to QEMU's log (stderr).
+        extra = ['-plugin', self.plugin + ',inline=on', '-d', 'plugin'] if cfg.plugin else []
         if cfg.target == 'user':
             return [qemu, '-cpu', 'max'] + extra + [self.user_prog, cfg.mode,
                                                    str(cfg.interval), str(rounds)]
