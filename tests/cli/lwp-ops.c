@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The program test_zero_cost.py translates with -d op: it runs the same
+ * loop without LWP, or with instructions retired counted, and prints the
+ * loop's address so the test can find its translation blocks.
+ *   lwp-ops off   run the loop; never touch LWP
+ *   lwp-ops ire   run the loop with instructions retired enabled
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <x86intrin.h>
+
+struct lwpcb {
+    uint32_t flags, buffer_size;
+    uint64_t buffer_base;
+    uint32_t head, reserved0;
+    uint64_t missed;
+    uint32_t threshold, filters;
+    uint64_t base_ip, limit_ip, reserved1;
+    uint32_t tail, reserved2;
+    uint64_t software[2];
+    uint8_t reserved3[0x80 - 88];
+    struct { uint32_t interval, counter; } event[3];
+} __attribute__((packed, aligned(64)));
+
+static struct lwpcb cb;
+static uint8_t ring[32 * 1024] __attribute__((aligned(64)));
+extern char ops_loop[];
+
+/* Out of line, so that the compiler cannot duplicate the label. */
+__attribute__((noinline)) static void run_loop(void)
+{
+    asm volatile("mov $100000, %%ecx\n"
+                 "ops_loop: add %%ecx, %%eax\n\t"
+                 "xor $0x55, %%eax\n\t"
+                 "dec %%ecx\n\t"
+                 "jnz ops_loop\n" ::: "eax", "ecx", "cc");
+}
+
+int main(int argc, char **argv)
+{
+    int ire = argc > 1 && !strcmp(argv[1], "ire");
+
+    if (ire) {
+        cb.flags = 1u << 2;
+        cb.buffer_size = sizeof(ring);
+        cb.buffer_base = (uintptr_t)ring;
+        cb.event[1].interval = cb.event[1].counter = 65535;
+        __llwpcb(&cb);
+    }
+    run_loop();
+    if (ire) {
+        __llwpcb(0);
+    }
+    printf("ops_loop %#lx\n", (unsigned long)(uintptr_t)ops_loop);
+    return 0;
+}

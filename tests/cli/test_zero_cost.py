@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""LWP costs no TCG op unless a hardware event is counted (issue: zero cost).
+
+Runs tests/cli/lwp-ops under qemu-x86_64 -d op and compares the ops of the
+translation block of its loop: with LWP absent (-cpu max,-lwp), present but
+unused (-cpu max), and counting instructions retired.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'common'))
+from checks import report, summary_exit  # noqa: E402
+
+
+def loop_tbs(qemu, prog, cpu, mode):
+    """The op lists of the TBs starting at the loop, and the loop address."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, 'op.log')
+        out = subprocess.run([qemu, '-cpu', cpu, '-d', 'op', '-D', log, prog, mode],
+                             capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError(f'{prog} {mode} under -cpu {cpu}: {out.stderr.strip()}')
+        loop = int(re.search(r'ops_loop (0x[0-9a-f]+)', out.stdout).group(1), 16)
+        tbs = []
+        for block in open(log).read().split('OP:\n')[1:]:
+            # exit_tb's operand is the TB's host address: it differs per run.
+            lines = [re.sub(r'^exit_tb .*', 'exit_tb', l.strip())
+                     for l in block.splitlines() if l.strip()]
+            starts = [l for l in lines if l.startswith('----')]
+            if starts and int(starts[0].split()[1], 16) == loop:
+                tbs.append([l for l in lines if not l.startswith('----')])
+        return loop, tbs
+
+
+def main():
+    qemu, prog = sys.argv[1:3]
+    _, absent = loop_tbs(qemu, prog, 'max,-lwp', 'off')
+    _, unused = loop_tbs(qemu, prog, 'max', 'off')
+    _, counting = loop_tbs(qemu, prog, 'max', 'ire')
+    report(len(absent) == 1 and len(unused) == 1 and len(counting) >= 1,
+            f'one translation of the loop each ({len(absent)}, {len(unused)}, {len(counting)})')
+    if absent and unused and counting:
+        report(absent[0] == unused[0],
+                f'LWP present but unused: the loop TB has the same {len(unused[0])} ops '
+                f'as with LWP absent')
+        plain = ' '.join(unused[0])
+        report('lwp' not in plain and 'helper_lwp' not in plain,
+                'no LWP helper or field in the unused translation')
+        extra = len(counting[0]) - len(unused[0])
+        report(0 < extra <= 12,
+                f'counting instructions retired adds {extra} ops to the loop TB '
+                f'({len(unused[0])} -> {len(counting[0])}), no helper call on its fast path')
+        calls = [l for l in counting[0] if l.startswith('call ')]
+        report(len(calls) == 1 and 'lwp_tb_slow' in calls[0],
+                'the only call is the slow path of the TB start (helper_lwp_tb_slow)')
+    summary_exit()
+
+
+if __name__ == '__main__':
+    main()
