@@ -1,0 +1,1215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Exactness of the LWP hardware events, as docs/lwp-events.rst defines them:
+ * instructions retired (EventId 2) and branches retired (EventId 3), the
+ * branch filters NCB/NRB/NAB, IP filtering, LLWPCB's interval minimum, two
+ * events on one instruction, interrupts and exceptions in the middle of
+ * counted code, context switches with XSAVE/XRSTOR, and a record whose
+ * store faults.
+ *
+ * Every workload is an assembly program run at CPL 3 whose instructions are
+ * recorded by the T macro of lwp-trace.h; the expected records and counters
+ * are computed from those addresses and the path the program takes, never
+ * written down as numbers.
+ */
+#include "lwp.h"
+#include "apic.h"
+#include "lwp-trace.h"
+
+#define CORE_ID      0x5c
+#define LWP_VECTOR   0x51
+#define TIMER_VECTOR 0x40
+#define VEC_NOP      0x60       /* user INT n that just returns */
+#define VEC_UNMAP    0x61       /* makes the data page not present */
+#define VEC_PROT     0x62       /* write-protects / unmaps the ring (once) */
+#define VEC_YIELD    0x63       /* switches tasks */
+#define VEC_DONE     0x64       /* a task has finished */
+
+#define RING_BYTES   4096
+#define NSLOTS       (RING_BYTES / 32)
+#define XSAVE_BYTES  4096
+#define LWP_OFF      0x340
+
+/* Shared with the programs (offsets used in the assembly below). */
+struct prog_args {
+    uint32_t cb;                /* 0: the LWPCB */
+    uint32_t iters;             /* 4: loop iterations */
+    uint32_t data;              /* 8: a data page */
+    uint32_t slw_ret;           /* 12: what SLWPCB returned */
+    uint32_t slw_c1;            /* 16: EventCounter1..3 right after SLWPCB */
+    uint32_t slw_c2;            /* 20 */
+    uint32_t slw_c3;            /* 24 */
+    uint32_t slw_head;          /* 28: BufferHeadOffset right after SLWPCB */
+};
+
+#ifdef __x86_64__
+#define R_AX "%rax"
+#define R_BX "%rbx"
+#define R_DX "%rdx"
+#define R_SI "%rsi"
+#define R_DI "%rdi"
+#define PSZ  "8"
+#define JCXZ "jrcxz"
+#define PROLOGUE "push %rbx\n\tpush %rbp\n\t"
+#define EPILOGUE "pop %rbp\n\tpop %rbx\n\tret\n\t"
+#else
+#define R_AX "%eax"
+#define R_BX "%ebx"
+#define R_DX "%edx"
+#define R_SI "%esi"
+#define R_DI "%edi"
+#define PSZ  "4"
+#define JCXZ "jecxz"
+#define PROLOGUE "push %ebx\n\tpush %esi\n\tpush %edi\n\tpush %ebp\n\tmov 20(%esp), %edi\n\t"
+#define EPILOGUE "pop %ebp\n\tpop %edi\n\tpop %esi\n\tpop %ebx\n\tret\n\t"
+#endif
+#define S(x) TR_STR(x)
+
+/*
+ * TFLUSH ends every session: SLWPCB (counted after it retires, so it
+ * flushes the count of the instructions before it), copies of what it
+ * flushed, then LLWPCB 0, which flushes again and is not counted.
+ */
+#define PROG_MACROS                                                         \
+    TR_ASM_MACROS                                                           \
+    ".ifndef PROG_MACROS_DEFINED\n"                                         \
+    ".set PROG_MACROS_DEFINED, 1\n"                                         \
+    ".macro TFLUSH tab:req\n"                                               \
+    "T \\tab, TP|TSNAP, slwpcb %eax\n"                                      \
+    "T \\tab, TP, mov %eax, 12(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x84(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 16(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x8c(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 20(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x94(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 24(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x10(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 28(" R_DI ")\n"                                 \
+    "T \\tab, TP, xor %edx, %edx\n"                                         \
+    "T \\tab, TX|TSNAP, llwpcb %edx\n"                                      \
+    ".endm\n"                                                               \
+    ".endif\n"
+
+/* ---- LLWPCB then the flush, nothing else --------------------------------- */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl llw_prog\n"
+    "llw_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n"
+    "TBEGIN llw\n"
+    "llw_start:\n"
+    "T llw, TX, llwpcb %eax\n"
+    "llw_flush:\n"
+    "TFLUSH llw\n"
+    "llw_done:\n"
+    "TEND llw\n\t"
+    EPILOGUE
+    ".popsection\n");
+
+/* ---- instructions retired: a straight-line block and a counted loop ------- */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl ire_prog\n"
+    "ire_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %ecx\n\t"
+    "xor %edx, %edx\n"
+    "TBEGIN ire\n"
+    "ire_start:\n"
+    "T ire, TX, llwpcb %eax\n"
+    ".rept 100\n"
+    "T ire, TP, nop\n"
+    "T ire, TP, inc %edx\n"
+    "T ire, TP, mov %edx, %esi\n"
+    ".endr\n"
+    "ire_loop:\n"
+    "ire_add:\n"
+    "T ire, TP, add $3, %edx\n"
+    "T ire, TP, nop\n"
+    "ire_lea:\n"
+    "T ire, TP, lea 1(" R_DX "), %esi\n"
+    "ire_val:\n"
+    "T ire, TP|TVAL, lwpval $0x11, %edx, %esi\n"
+    "T ire, TP, xor %esi, %esi\n"
+    "T ire, TP, dec %ecx\n"
+    "T ire, TC, jnz ire_loop\n"
+    "ire_loop_end:\n"
+    "ire_ins:\n"
+    "T ire, TP|TINS, lwpins $0x22, %edx, %ecx\n"
+    "T ire, TP, nop\n"
+    "ire_flush:\n"
+    "TFLUSH ire\n"
+    "ire_done:\n"
+    "TEND ire\n\t"
+    EPILOGUE
+    ".popsection\n");
+
+/* ---- branches retired: every counted kind, taken and not, and non-branches */
+asm(PROG_MACROS
+    ".pushsection .data\n"
+    ".balign 8\n"
+    "bre_ptr1: .long bre_t2, 0\n"
+    "bre_ptr2: .long bre_fn, 0\n"
+    "bre_farptr: .long bre_far\n .word " S(USER_CS) "\n"
+    ".balign 8\n"
+    "bre_farptr2: .long bre_fj\n .word " S(USER_CS) "\n"
+    ".popsection\n"
+    ".pushsection .text\n"
+    ".globl bre_prog\n"
+    "bre_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n"
+    "TBEGIN bre\n"
+    "bre_start:\n"
+    "T bre, TX, llwpcb %eax\n"
+    "bre_top:\n"
+    "T bre, TP, mov $2, %ecx\n"
+    "bre_loop1:\n"
+    "T bre, TC, loop bre_loop1\n"               /* taken, then not taken */
+    "bre_loop1_end:\n"
+    "T bre, TC, " JCXZ " bre_z1\n"              /* taken */
+    "ud2\n"
+    "bre_z1:\n"
+    "T bre, TP, inc %ecx\n"
+    "T bre, TC, jecxz bre_bad1\n"               /* not taken */
+    "T bre, TC, jz bre_bad1\n"                  /* not taken */
+    "T bre, TC, jnz bre_j1\n"                   /* taken */
+    "bre_bad1:\n"
+    "ud2\n"
+    "bre_j1:\n"
+    "T bre, TR, jmp bre_j2\n"                   /* JMP rel8 */
+    "ud2\n"
+    "bre_j2:\n"
+    "T bre, TR, {disp32} jmp bre_j3\n"          /* JMP rel32 */
+    "ud2\n"
+    "bre_j3:\n"
+    "T bre, TR, call bre_fn\n"                  /* CALL rel32 */
+    "bre_c1:\n"
+    "T bre, TP, mov $bre_t1, %ebx\n"
+    "T bre, TA, jmp *" R_BX "\n"                /* JMP reg */
+    "ud2\n"
+    "bre_t1:\n"
+    "T bre, TP, mov $bre_fn2, %ebx\n"
+    "T bre, TA, call *" R_BX "\n"               /* CALL reg */
+    "bre_c2:\n"
+    "T bre, TA, jmp *bre_ptr1\n"                /* JMP mem */
+    "ud2\n"
+    "bre_t2:\n"
+    "T bre, TA, call *bre_ptr2\n"               /* CALL mem */
+    "bre_c3:\n"
+    "T bre, TP, push $0\n"
+    "T bre, TR, call bre_fn3\n"                 /* ... RET imm16 */
+    "bre_c4:\n"
+    "T bre, TP, mov $5, %ecx\n"
+    "T bre, TP, cmp %ecx, %ecx\n"
+    "bre_lnt:\n"
+    "T bre, TC, loopne bre_bad2\n"              /* ZF = 1: not taken */
+    "T bre, TC, loope bre_l2\n"                 /* taken */
+    "bre_bad2:\n"
+    "ud2\n"
+    "bre_l2:\n"
+    "T bre, TP, test %ecx, %ecx\n"
+    "T bre, TC, loopne bre_l3\n"                /* taken */
+    "ud2\n"
+    "bre_l3:\n"
+    "T bre, TC, loope bre_bad2\n"               /* ZF = 0: not taken */
+    /* Far transfers, INT n, INT3, INT1, IRET: not branches. */
+    "T bre, TP|TFAR, lcall *bre_farptr\n"
+    "bre_c5:\n"
+    "T bre, TP|TFAR, ljmp *bre_farptr2\n"
+    "ud2\n"
+    "bre_fj:\n"
+    "T bre, TX, int $" S(VEC_NOP) "\n"
+    "T bre, TX, int3\n"
+    "T bre, TX, .byte 0xf1\n"                   /* INT1 */
+#ifdef __x86_64__
+    "T bre, TP, mov %rsp, %rax\n"
+    "T bre, TP, push $" S(USER_DS) "\n"
+    "T bre, TP, push %rax\n"
+    "T bre, TP, pushf\n"
+    "T bre, TP, push $" S(USER_CS) "\n"
+    "T bre, TP, push $bre_ir\n"
+    "T bre, TP|TFAR, iretq\n"
+#else
+    "T bre, TP, pushf\n"
+    "T bre, TP, push $" S(USER_CS) "\n"
+    "T bre, TP, push $bre_ir\n"
+    "T bre, TP|TFAR, iret\n"
+#endif
+    "ud2\n"
+    "bre_ir:\n"
+#ifndef __x86_64__
+    "T bre, TP, test %ecx, %ecx\n"
+    "T bre, TP, into\n"                         /* OF = 0: no trap, counted */
+#endif
+    "T bre, TP, dec %esi\n"
+    "T bre, TC, jnz bre_top\n"
+    "bre_after:\n"
+    "T bre, TP, nop\n"
+    "bre_flush:\n"
+    "TFLUSH bre\n"
+    "bre_done:\n\t"
+    EPILOGUE
+    "bre_fn:\n"
+    "T bre, TP, nop\n"
+    "T bre, TR, ret\n"
+    "bre_fn_end:\n"
+    "bre_fn2:\n"
+    "T bre, TR, ret\n"
+    "bre_fn2_end:\n"
+    "bre_fn3:\n"
+    "T bre, TR, ret $" PSZ "\n"
+    "bre_fn3_end:\n"
+    "bre_far:\n"
+    "T bre, TP, nop\n"
+    "T bre, TP|TFAR, lretl\n"
+    "bre_far_end:\n"
+    "TEND bre\n"
+    ".popsection\n");
+
+/* ---- exceptions and interrupts in the middle of counted code -------------- */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl flt_prog\n"
+    "flt_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n\t"
+    "mov 8(" R_DI "), %ebx\n"
+    "TBEGIN flt\n"
+    "flt_start:\n"
+    "T flt, TX, llwpcb %eax\n"
+    "flt_top:\n"
+    "T flt, TX, int $" S(VEC_UNMAP) "\n"
+    "T flt, TP, mov $100, %eax\n"
+    "T flt, TP, nop\n"
+    "flt_load:\n"
+    "T flt, TP, add (" R_BX "), %eax\n"         /* #PF, mapped, retried */
+    "T flt, TP, xor %edx, %edx\n"
+    "T flt, TP, xor %ecx, %ecx\n"
+    "flt_div:\n"
+    "T flt, TP, div %ecx\n"                     /* #DE, divisor fixed, retried */
+    "T flt, TP, nop\n"
+    "flt_ud:\n"
+    "T flt, TX, ud2\n"                          /* #UD, skipped */
+    "T flt, TP, inc %eax\n"
+    "flt_hlt:\n"
+    "T flt, TX, hlt\n"                          /* #GP at CPL 3, skipped */
+    "T flt, TX, int3\n"
+    "T flt, TX, .byte 0xf1\n"
+    "T flt, TP, test %eax, %eax\n"
+    "T flt, TC, jz flt_bad\n"
+    "T flt, TP, dec %esi\n"
+    "T flt, TC, jnz flt_top\n"
+    "flt_after:\n"
+    "T flt, TP, nop\n"
+    "flt_flush:\n"
+    "TFLUSH flt\n"
+    "flt_done:\n"
+    "TEND flt\n\t"
+    EPILOGUE
+    "flt_bad:\n\t"
+    "ud2\n"
+    ".popsection\n");
+
+/* ---- a task that yields to the other one in the middle of its loop -------- */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl tsk_prog\n"
+    "tsk_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n\t"
+    "xor %edx, %edx\n"
+    "TBEGIN tsk\n"
+    "tsk_start:\n"
+    "T tsk, TX, llwpcb %eax\n"
+    "tsk_top:\n"
+    "T tsk, TP, add $7, %edx\n"
+    "T tsk, TP, nop\n"
+    "T tsk, TX, int $" S(VEC_YIELD) "\n"
+    "T tsk, TP, mov %edx, %ebx\n"
+    "T tsk, TR, call tsk_fn\n"
+    "tsk_c1:\n"
+    "T tsk, TP, dec %esi\n"
+    "T tsk, TC, jnz tsk_top\n"
+    "tsk_after:\n"
+    "T tsk, TP, nop\n"
+    "tsk_flush:\n"
+    "TFLUSH tsk\n"
+    "tsk_done:\n\t"
+    "int $" S(VEC_DONE) "\n\t"
+    "xor %eax, %eax\n\t"
+    "int $" S(USER_RETURN_VECTOR) "\n"
+    "tsk_fn:\n"
+    "T tsk, TP, lea 1(" R_BX "), %ebx\n"
+    "T tsk, TR, ret\n"
+    "tsk_fn_end:\n"
+    "TEND tsk\n"
+    ".popsection\n");
+
+/* ---- a record whose store faults ------------------------------------------ */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl pnd_prog\n"
+    "pnd_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n"
+    "TBEGIN pnd\n"
+    "pnd_start:\n"
+    "T pnd, TX, llwpcb %eax\n"
+    "T pnd, TX, int $" S(VEC_PROT) "\n"
+    "pnd_top:\n"
+    "T pnd, TP, nop\n"
+    "T pnd, TP, add $1, %edx\n"
+    "T pnd, TP, nop\n"
+    "T pnd, TP, dec %esi\n"
+    "pnd_jnz:\n"
+    "T pnd, TC, jnz pnd_top\n"
+    "pnd_after:\n"
+    "T pnd, TP, nop\n"
+    "pnd_flush:\n"
+    "TFLUSH pnd\n"
+    "pnd_done:\n"
+    "TEND pnd\n\t"
+    EPILOGUE
+    ".popsection\n");
+
+typedef uintptr_t prog_fn(uintptr_t);
+extern prog_fn llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+TR_TABLE(llw);
+TR_TABLE(ire);
+TR_TABLE(bre);
+TR_TABLE(flt);
+TR_TABLE(tsk);
+TR_TABLE(pnd);
+TR_LABEL(llw_start); TR_LABEL(llw_flush); TR_LABEL(llw_done);
+TR_LABEL(ire_start); TR_LABEL(ire_loop); TR_LABEL(ire_add); TR_LABEL(ire_lea);
+TR_LABEL(ire_val); TR_LABEL(ire_loop_end); TR_LABEL(ire_done);
+TR_LABEL(bre_start); TR_LABEL(bre_top); TR_LABEL(bre_loop1); TR_LABEL(bre_loop1_end);
+TR_LABEL(bre_c1); TR_LABEL(bre_c2); TR_LABEL(bre_c3); TR_LABEL(bre_c4); TR_LABEL(bre_c5);
+TR_LABEL(bre_t1); TR_LABEL(bre_t2); TR_LABEL(bre_lnt);
+TR_LABEL(bre_after); TR_LABEL(bre_done);
+TR_LABEL(bre_fn); TR_LABEL(bre_fn_end); TR_LABEL(bre_fn2); TR_LABEL(bre_fn2_end);
+TR_LABEL(bre_fn3); TR_LABEL(bre_fn3_end); TR_LABEL(bre_far); TR_LABEL(bre_far_end);
+TR_LABEL(flt_start); TR_LABEL(flt_top); TR_LABEL(flt_after); TR_LABEL(flt_done);
+TR_LABEL(flt_load); TR_LABEL(flt_div); TR_LABEL(flt_ud); TR_LABEL(flt_hlt);
+TR_LABEL(tsk_start); TR_LABEL(tsk_top); TR_LABEL(tsk_c1); TR_LABEL(tsk_after);
+TR_LABEL(tsk_done); TR_LABEL(tsk_fn); TR_LABEL(tsk_fn_end);
+TR_LABEL(pnd_start); TR_LABEL(pnd_top); TR_LABEL(pnd_jnz); TR_LABEL(pnd_after);
+TR_LABEL(pnd_done);
+
+/* ---- the paths the programs take ------------------------------------------ */
+
+static struct tr_path path;
+static struct tr_out out;
+
+static void path_llw(struct tr_path *p)
+{
+    tr_begin(p, llw_tab, llw_tab_end);
+    tr_span(p, llw_start, llw_done);
+}
+
+static void path_ire(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, ire_tab, ire_tab_end);
+    tr_span(p, ire_start, ire_loop);
+    tr_span_n(p, ire_loop, ire_loop_end, iters);
+    tr_span(p, ire_loop_end, ire_done);
+}
+
+static void path_bre(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, bre_tab, bre_tab_end);
+    tr_span(p, bre_start, bre_top);
+    for (unsigned i = 0; i < iters; i++) {
+        tr_span(p, bre_top, bre_loop1);
+        tr_span_n(p, bre_loop1, bre_loop1_end, 2);
+        tr_span(p, bre_loop1_end, bre_c1);
+        tr_span(p, bre_fn, bre_fn_end);
+        tr_span(p, bre_c1, bre_c2);
+        tr_span(p, bre_fn2, bre_fn2_end);
+        tr_span(p, bre_c2, bre_c3);
+        tr_span(p, bre_fn, bre_fn_end);
+        tr_span(p, bre_c3, bre_c4);
+        tr_span(p, bre_fn3, bre_fn3_end);
+        tr_span(p, bre_c4, bre_c5);
+        tr_span(p, bre_far, bre_far_end);
+        tr_span(p, bre_c5, bre_after);
+    }
+    tr_span(p, bre_after, bre_done);
+}
+
+static void path_flt(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, flt_tab, flt_tab_end);
+    tr_span(p, flt_start, flt_top);
+    tr_span_n(p, flt_top, flt_after, iters);
+    tr_span(p, flt_after, flt_done);
+}
+
+static void path_tsk(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, tsk_tab, tsk_tab_end);
+    tr_span(p, tsk_start, tsk_top);
+    for (unsigned i = 0; i < iters; i++) {
+        tr_span(p, tsk_top, tsk_c1);
+        tr_span(p, tsk_fn, tsk_fn_end);
+        tr_span(p, tsk_c1, tsk_after);
+    }
+    tr_span(p, tsk_after, tsk_done);
+}
+
+static void path_pnd(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, pnd_tab, pnd_tab_end);
+    tr_span(p, pnd_start, pnd_top);
+    tr_span_n(p, pnd_top, pnd_after, iters);
+    tr_span(p, pnd_after, pnd_done);
+}
+
+/* ---- running a program and comparing with the model ----------------------- */
+
+static struct lwpcb *cb, *cb2;
+static struct tr_hwrec *ring, *ring2;
+static uint8_t *data_page;
+static struct prog_args args, args2;
+static bool ipf_supported;
+
+static void cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter)
+{
+    memset(m, 0, sizeof(*m));
+    m->events = events;
+    for (int id = 1; id <= 3; id++) {
+        m->interval[id] = 255;
+        m->counter[id] = counter;
+    }
+    m->ipf_supported = ipf_supported;
+    m->fault_rec = -1;
+}
+
+static void prepare(struct lwpcb *c, struct tr_hwrec *r, const struct tr_cfg *m, uint32_t head0)
+{
+    lwpcb_init(c, r, RING_BYTES, m->events);
+    memset(r, 0, RING_BYTES);
+    c->head = c->tail = head0;
+    c->filters = m->filters;
+    c->base_ip = m->base_ip;
+    c->limit_ip = m->limit_ip;
+    for (int id = 1; id <= 3; id++) {
+        c->event[id - 1].interval = (uint32_t)m->interval[id] & 0x3ffffff;
+        c->event[id - 1].counter = (uint32_t)m->counter[id] & 0x3ffffff;
+    }
+}
+
+static void set_args(struct prog_args *a, struct lwpcb *c, uint32_t iters)
+{
+    memset(a, 0xee, sizeof(*a));
+    a->cb = (uintptr_t)c;
+    a->iters = iters;
+    a->data = (uintptr_t)data_page;
+}
+
+static void verify(const char *what, const struct tr_path *p, const struct tr_cfg *m,
+                   const struct lwpcb *c, const struct tr_hwrec *r,
+                   const struct prog_args *a, uint32_t head0)
+{
+    unsigned where = 0;
+
+    if (!tr_path_consistent(p, &where)) {
+        report(false, "%s: the test's path of the program is inconsistent at %u", what, where);
+    }
+    tr_simulate(p, m, &out);
+    if (out.nrec >= NSLOTS - 1) {
+        report(false, "%s: the test expects more records than the ring holds", what);
+    }
+    unsigned nrec = ((c->head + RING_BYTES - head0) % RING_BYTES) / 32;
+    tr_check_ring(what, &out, r, NSLOTS, head0 / 32, nrec, CORE_ID);
+
+    /* SLWPCB's flush: counters and head before SLWPCB. */
+    unsigned slw_pos = 0;
+    for (unsigned i = 0; i < p->n; i++) {
+        if ((p->tab[p->idx[i]].cls & (TR_SNAP | TR_CLASS)) == (TR_SNAP | TR_P)) {
+            slw_pos = i;
+        }
+    }
+    unsigned before = 0;
+    for (unsigned k = 0; k < out.nrec; k++) {
+        before += out.rec[k].pos < slw_pos;
+    }
+    report(a->slw_ret == (uint32_t)(uintptr_t)c, "%s: SLWPCB returns the LWPCB", what);
+    report(a->slw_head == (head0 + 32 * before) % RING_BYTES,
+           "%s: SLWPCB flushed BufferHeadOffset %u (want %u)", what, a->slw_head,
+           (head0 + 32 * before) % RING_BYTES);
+    const uint32_t *slw[4] = { NULL, &a->slw_c1, &a->slw_c2, &a->slw_c3 };
+    for (int id = 1; id <= 3; id++) {
+        if (!(m->events & (1u << id))) {
+            continue;
+        }
+        int32_t got = tr_field(*slw[id]);
+        report(out.nsnap == 2 && got == out.snap[0][id],
+               "%s: SLWPCB flushed EventCounter%d = %d (want %d)", what, id, got, out.snap[0][id]);
+        got = tr_field(c->event[id - 1].counter);
+        report(out.nsnap == 2 && got == out.snap[1][id],
+               "%s: LLWPCB 0 flushed EventCounter%d = %d (want %d)", what, id, got,
+               out.snap[1][id]);
+    }
+}
+
+/* Run one program on (cb, ring) with the LWPCB built from m, and verify. */
+static void run_and_verify(const char *what, prog_fn *prog, const struct tr_path *p,
+                           const struct tr_cfg *m, uint32_t iters)
+{
+    prepare(cb, ring, m, 0);
+    set_args(&args, cb, iters);
+    run_in_user(prog, (uintptr_t)&args);
+    verify(what, p, m, cb, ring, &args, 0);
+}
+
+static void fatal(const char *what, struct ex_regs *regs)
+{
+    printf("FAIL: unexpected %s, vector %u at %#lx (cs %#lx) error %#lx cr2 %#lx\n", what,
+           (unsigned)regs->vector, (unsigned long)regs->rip, (unsigned long)regs->cs,
+           (unsigned long)regs->error_code, (unsigned long)read_cr2());
+    report_summary();
+    guest_exit(1);
+}
+
+static void set_user_gate(int vec)
+{
+    struct {
+        uint16_t limit;
+        uintptr_t base;
+    } __attribute__((packed)) idtr;
+
+    asm volatile("sidt %0" : "=m"(idtr));
+    ((uint8_t *)idtr.base)[vec * (sizeof(uintptr_t) == 8 ? 16 : 8) + 5] |= 3 << 5;
+}
+
+static void xsave(void *area, uint64_t rfbm)
+{
+    asm volatile("xsave (%0)" : : "r"(area), "a"((uint32_t)rfbm),
+                 "d"((uint32_t)(rfbm >> 32)) : "memory");
+}
+
+static void xrstor(const void *area, uint64_t rfbm)
+{
+    asm volatile("xrstor (%0)" : : "r"(area), "a"((uint32_t)rfbm),
+                 "d"((uint32_t)(rfbm >> 32)) : "memory");
+}
+
+/* Trap counters of the handlers below. */
+static volatile unsigned n_nop, n_bp, n_db, n_de, n_ud, n_gp, n_pf, n_unmap, n_tick;
+
+static void on_nop(struct ex_regs *regs)
+{
+    n_nop++;
+}
+
+static void on_bp(struct ex_regs *regs)
+{
+    if ((regs->cs & 3) != 3) {
+        fatal("#BP", regs);
+    }
+    n_bp++;
+}
+
+static void on_db(struct ex_regs *regs)
+{
+    if ((regs->cs & 3) != 3) {
+        fatal("#DB", regs);
+    }
+    n_db++;
+}
+
+/* ---- a: enumeration -------------------------------------------------------- */
+
+static void test_cpuid(void)
+{
+    uint32_t a, b, c, d;
+    unsigned want_ipf = cmdline_ulong("ipf", 1);
+
+    lwp_cpuid(&a, &b, &c, &d);
+    report(d & LWP_F_IRE, "CPUID 8000_001C EDX[2] LwpIRE");
+    report(d & LWP_F_BRE, "CPUID 8000_001C EDX[3] LwpBRE");
+    report((d & 0x70) == 0, "CPUID 8000_001C EDX[6:4] (DME, CNH, RNH) not enumerated (%#x)", d);
+    report((c >> 29 & 1) == want_ipf, "CPUID 8000_001C ECX[29] LwpIpFiltering = %u (want %u)",
+           c >> 29 & 1, want_ipf);
+    report((c >> 28 & 1) == 0, "CPUID 8000_001C ECX[28] LwpBranchPrediction = 0");
+    ipf_supported = c >> 29 & 1;
+}
+
+/* ---- b: LLWPCB's interval minimum and counter loading ---------------------- */
+
+static void test_llwpcb(void)
+{
+    struct tr_cfg m;
+    uint32_t a, b, c, d;
+
+    lwp_cpuid(&a, &b, &c, &d);
+    report((a & (LWP_F_IRE | LWP_F_BRE)) == (LWP_F_IRE | LWP_F_BRE),
+           "CPUID 8000_001C EAX: IRE and BRE available after LWP_CFG (%#x)", a);
+
+    /* Intervals below the minimum, a negative EventCounter2. */
+    path_llw(&path);
+    cfg_init(&m, TR_EV_VAL | TR_EV_IRE | TR_EV_BRE, 0);
+    m.counter[1] = 2;
+    m.counter[2] = 0;                  /* as loaded from -5 */
+    m.counter[3] = 7;
+    m.interval[1] = 3;
+    prepare(cb, ring, &m, 0);
+    cb->event[0].interval = 3;
+    cb->event[1].interval = 0;
+    cb->event[2].interval = 100;
+    cb->event[1].counter = 0x3fffffb;  /* -5 */
+    set_args(&args, cb, 0);
+    run_in_user(llw_prog, (uintptr_t)&args);
+    report(cb->flags == (LWP_F_VAL | LWP_F_IRE | LWP_F_BRE),
+           "LLWPCB keeps IRE and BRE in Flags (%#x)", cb->flags);
+    report(cb->event[1].interval == 255, "LLWPCB writes back EventInterval2 = 255 for 0 (%u)",
+           cb->event[1].interval);
+    report(cb->event[2].interval == 255, "LLWPCB writes back EventInterval3 = 255 for 100 (%u)",
+           cb->event[2].interval);
+    report(cb->event[0].interval == 3, "EventInterval1 = 3 is kept (LWPVAL has no minimum)");
+    report(tr_field(args.slw_c2) == 0,
+           "negative EventCounter2 loaded as 0: SLWPCB right after LLWPCB flushes %d",
+           tr_field(args.slw_c2));
+    report(args.slw_c3 == 7 && args.slw_c1 == 2,
+           "EventCounter1/3 loaded as they are: SLWPCB flushes %d and %d",
+           tr_field(args.slw_c1), tr_field(args.slw_c3));
+    /* Counter 0: SLWPCB, the first instruction after LLWPCB, makes it negative. */
+    verify("LLWPCB, then SLWPCB with EventCounter2 = 0", &path, &m, cb, ring, &args, 0);
+    report(ring[0].event_id == 2 && ring[0].ip == (uintptr_t)llw_flush,
+           "the IRE record names SLWPCB, the first instruction after LLWPCB (%#llx)",
+           (unsigned long long)ring[0].ip);
+
+    /* Negative and just-below-minimum intervals, a counter above the interval. */
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0);
+    m.counter[2] = 300;
+    m.counter[3] = 255;
+    prepare(cb, ring, &m, 0);
+    cb->event[1].interval = 0x3ffffff;  /* -1 */
+    cb->event[2].interval = 254;
+    set_args(&args, cb, 0);
+    run_in_user(llw_prog, (uintptr_t)&args);
+    report(cb->event[1].interval == 255, "negative EventInterval2 written back as 255 (%u)",
+           cb->event[1].interval);
+    report(cb->event[2].interval == 255, "EventInterval3 = 254 written back as 255 (%u)",
+           cb->event[2].interval);
+    report(tr_field(args.slw_c2) == 300, "EventCounter2 = 300 (above the interval) loaded as is (%d)",
+           tr_field(args.slw_c2));
+    verify("LLWPCB with EventCounter2 = 300", &path, &m, cb, ring, &args, 0);
+
+    /* Intervals at or above the minimum are kept. */
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+    m.interval[2] = 255;
+    m.interval[3] = 1000;
+    prepare(cb, ring, &m, 0);
+    set_args(&args, cb, 0);
+    run_in_user(llw_prog, (uintptr_t)&args);
+    report(cb->event[1].interval == 255 && cb->event[2].interval == 1000,
+           "EventInterval 255 and 1000 kept (%u, %u)", cb->event[1].interval, cb->event[2].interval);
+}
+
+/* ---- c: instructions retired ---------------------------------------------- */
+
+static void test_ire(void)
+{
+    struct tr_cfg m;
+    const unsigned iters = 300;
+
+    path_ire(&path, iters);
+
+    cfg_init(&m, TR_EV_IRE | TR_EV_VAL, 255);
+    m.interval[1] = m.counter[1] = 49;
+    run_and_verify("IRE+VAL, counter = interval = 255", ire_prog, &path, &m, iters);
+    report(out.counted[2] > 2000 && out.nrec >= 8,
+           "(the workload retires %u counted instructions, %u records)", out.counted[2], out.nrec);
+    /* Records fall on the (N+1)th, (2N+2)th, ... counted instruction. */
+    bool at = true;
+    unsigned nire = 0;
+    for (unsigned k = 0; k < out.nrec; k++) {
+        if (out.rec[k].id == 2) {
+            nire++;
+            at &= tr_occurrences(&path, &m, 2, out.rec[k].pos) == (int32_t)(256 * nire);
+        }
+    }
+    report(at && nire == out.counted[2] / 256,
+           "(model: the %u IRE records fall on every 256th counted instruction)", nire);
+
+    cfg_init(&m, TR_EV_IRE, 0);
+    run_and_verify("IRE, EventCounter2 = 0", ire_prog, &path, &m, iters);
+    uint32_t after_llwpcb = path.tab[path.idx[1]].start;
+    report(ring[0].event_id == 2 && ring[0].ip == after_llwpcb,
+           "counter 0: the first record is the first instruction after LLWPCB (%#llx, want %#x)",
+           (unsigned long long)ring[0].ip, after_llwpcb);
+
+    cfg_init(&m, TR_EV_IRE, 1000);
+    m.interval[2] = 300;
+    run_and_verify("IRE, counter 1000, interval 300", ire_prog, &path, &m, iters);
+}
+
+/* ---- d, e: branches retired and the branch filters ------------------------- */
+
+static void test_bre(void)
+{
+    static const struct {
+        uint32_t filters;
+        const char *what;
+    } runs[] = {
+        { 0, "IRE+BRE, no filter" },
+        { TR_F_NCB, "NCB (no conditional branches)" },
+        { TR_F_NRB, "NRB (no unconditional relative branches)" },
+        { TR_F_NAB, "NAB (no absolute branches)" },
+        { TR_F_NCB | TR_F_NRB, "NCB|NRB" },
+        { TR_F_NCB | TR_F_NRB | TR_F_NAB, "NCB|NRB|NAB: no branch counted" },
+        { TR_F_NMB | TR_F_NPB, "NMB|NPB ignored (no LwpBranchPrediction)" },
+    };
+    struct tr_cfg m;
+    const unsigned iters = 60;
+
+    path_bre(&path, iters);
+    n_nop = n_bp = n_db = 0;
+    for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+        m.filters = runs[i].filters;
+        if (i == 0) {
+            m.counter[3] = 40;
+        }
+        run_and_verify(runs[i].what, bre_prog, &path, &m, iters);
+        if (i == 0) {
+            report(n_nop == iters && n_bp == iters && n_db == iters,
+                   "INT n, INT3 and INT1 each trapped %u times (%u, %u, %u)", iters, n_nop,
+                   n_bp, n_db);
+            unsigned nbr = 0;
+            for (unsigned k = 0; k < out.nrec; k++) {
+                nbr += out.rec[k].id == 3;
+            }
+            report(nbr >= 4, "(the workload retires %u counted branches, %u BRE records)",
+                   out.counted[3], nbr);
+        }
+    }
+
+    /* Exact decrements per filter, without records: counter far above. */
+    static const struct { uint32_t filters; unsigned cls; const char *what; } dec[] = {
+        { TR_F_NCB, TR_C, "NCB" }, { TR_F_NRB, TR_R, "NRB" }, { TR_F_NAB, TR_A, "NAB" },
+    };
+    unsigned by_class[5] = { 0 };
+    for (unsigned i = 0; i < path.n; i++) {
+        by_class[path.tab[path.idx[i]].cls & TR_CLASS]++;
+    }
+    for (unsigned i = 0; i < 3; i++) {
+        cfg_init(&m, TR_EV_BRE, 1000000);
+        m.filters = dec[i].filters;
+        prepare(cb, ring, &m, 0);
+        set_args(&args, cb, iters);
+        run_in_user(bre_prog, (uintptr_t)&args);
+        int32_t got = 1000000 - tr_field(args.slw_c3);
+        int32_t want = by_class[TR_C] + by_class[TR_R] + by_class[TR_A] - by_class[dec[i].cls];
+        report(got == want && cb->head == 0,
+               "%s: BRE counter decremented by exactly the other branches: %d (want %d)",
+               dec[i].what, got, want);
+    }
+}
+
+/* ---- f: IP filtering ------------------------------------------------------- */
+
+static void test_ipf(void)
+{
+    struct tr_cfg m;
+    char what[96];
+    const char *note = ipf_supported ? "" : " (not enumerated: ignored)";
+
+    path_ire(&path, 200);
+
+    cfg_init(&m, TR_EV_IRE | TR_EV_VAL, 255);
+    m.interval[1] = m.counter[1] = 9;
+    m.filters = TR_F_IPF;
+    m.base_ip = (uintptr_t)ire_lea;
+    m.limit_ip = (uintptr_t)ire_val;
+    snprintf(what, sizeof(what), "IPF [lea, lwpval] inclusive%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+    if (ipf_supported) {
+        report(out.counted[2] == 2 * 200 && out.counted[1] == 200,
+               "(model: 2 instructions per iteration in range, LWPVAL included)");
+    }
+
+    m.base_ip = (uintptr_t)ire_add + 1;
+    m.limit_ip = (uintptr_t)ire_val - 1;
+    snprintf(what, sizeof(what), "IPF [add+1, lwpval-1]: add and lwpval out%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+
+    m.filters = TR_F_IPF | TR_F_IPI;
+    m.base_ip = (uintptr_t)ire_lea;
+    m.limit_ip = (uintptr_t)ire_val;
+    snprintf(what, sizeof(what), "IPF|IPI [lea, lwpval]: everything else%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+
+    m.filters = TR_F_IPI;
+    snprintf(what, sizeof(what), "IPI without IPF: no filtering");
+    run_and_verify(what, ire_prog, &path, &m, 200);
+
+    path_bre(&path, 30);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 100);
+    m.filters = TR_F_IPF;
+    m.base_ip = (uintptr_t)bre_c1;
+    m.limit_ip = (uintptr_t)bre_t2;
+    snprintf(what, sizeof(what), "branches, IPF [c1, call *mem]%s", note);
+    run_and_verify(what, bre_prog, &path, &m, 30);
+    m.filters = TR_F_IPF | TR_F_IPI;
+    snprintf(what, sizeof(what), "branches, IPF|IPI [c1, call *mem]%s", note);
+    run_and_verify(what, bre_prog, &path, &m, 30);
+}
+
+/* ---- g: two events on one instruction -------------------------------------- */
+
+static void same_insn(const char *what, prog_fn *prog, const struct tr_path *p,
+                      struct tr_cfg *m, unsigned ida, unsigned idb, const void *addr,
+                      unsigned nth, uint32_t iters)
+{
+    int pos = tr_find(p, addr, nth);
+
+    m->counter[ida] = tr_occurrences(p, m, ida, pos) - 1;
+    m->counter[idb] = tr_occurrences(p, m, idb, pos) - 1;
+    run_and_verify(what, prog, p, m, iters);
+    report(out.nrec >= 2 && out.rec[0].pos == (unsigned)pos && out.rec[1].pos == (unsigned)pos,
+           "%s: (model: both counters cross at path index %d)", what, pos);
+    report(ring[0].event_id == ida && ring[1].event_id == idb &&
+           ring[0].ip == (uintptr_t)addr && ring[1].ip == (uintptr_t)addr,
+           "%s: EventId %u then %u, both at %#lx (got %u at %#llx, %u at %#llx)", what, ida, idb,
+           (unsigned long)(uintptr_t)addr, ring[0].event_id, (unsigned long long)ring[0].ip,
+           ring[1].event_id, (unsigned long long)ring[1].ip);
+}
+
+static void test_same_insn(void)
+{
+    struct tr_cfg m;
+
+    path_bre(&path, 10);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0);
+    same_insn("IRE and BRE cross on CALL mem", bre_prog, &path, &m, 2, 3, bre_t2, 3, 10);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0);
+    same_insn("IRE and BRE cross on a LOOPNE not taken", bre_prog, &path, &m, 2, 3, bre_lnt, 6, 10);
+    uint32_t fall = 0;
+    for (unsigned i = 0; i < path.ntab; i++) {
+        if (path.tab[i].start == (uintptr_t)bre_lnt) {
+            fall = path.tab[i].end;
+        }
+    }
+    report(ring[1].data2 == fall && (ring[1].flags >> 15) == 0,
+           "... its BRE record: TKN 0, TargetAddress = fall-through %#x (got %#llx)", fall,
+           (unsigned long long)ring[1].data2);
+
+    path_ire(&path, 100);
+    cfg_init(&m, TR_EV_IRE | TR_EV_VAL, 0);
+    same_insn("VAL and IRE cross on LWPVAL", ire_prog, &path, &m, 1, 2, ire_val, 40, 100);
+}
+
+/* ---- h: exceptions and interrupts in the middle of counted code ------------ */
+
+static void on_unmap(struct ex_regs *regs)
+{
+    vm_set_flags((uintptr_t)data_page, PAGE_SIZE, 0, PTE_P);
+    n_unmap++;
+}
+
+static void on_pf_data(struct ex_regs *regs)
+{
+    if (read_cr2() != (uintptr_t)data_page || regs->rip != (uintptr_t)flt_load) {
+        fatal("#PF", regs);
+    }
+    vm_set_flags((uintptr_t)data_page, PAGE_SIZE, PTE_P, 0);
+    n_pf++;
+}
+
+static void on_de(struct ex_regs *regs)
+{
+    if (regs->rip != (uintptr_t)flt_div) {
+        fatal("#DE", regs);
+    }
+    regs->rcx = 1;
+    n_de++;
+}
+
+static void on_ud(struct ex_regs *regs)
+{
+    if (regs->rip != (uintptr_t)flt_ud) {
+        fatal("#UD", regs);
+    }
+    regs->rip += 2;
+    n_ud++;
+}
+
+static void on_gp(struct ex_regs *regs)
+{
+    if (regs->rip != (uintptr_t)flt_hlt || regs->error_code != 0) {
+        fatal("#GP", regs);
+    }
+    regs->rip += 1;
+    n_gp++;
+}
+
+static void on_tick(struct ex_regs *regs)
+{
+    n_tick++;
+    apic_eoi();
+}
+
+static void test_faults(void)
+{
+    struct tr_cfg m;
+    const unsigned iters = 400;
+
+    set_irq_handler(VEC_UNMAP, on_unmap);
+    set_irq_handler(PF_VECTOR, on_pf_data);
+    set_irq_handler(DE_VECTOR, on_de);
+    set_irq_handler(UD_VECTOR, on_ud);
+    set_irq_handler(GP_VECTOR, on_gp);
+    set_irq_handler(TIMER_VECTOR, on_tick);
+    n_bp = n_db = n_de = n_ud = n_gp = n_pf = n_unmap = n_tick = 0;
+
+    path_flt(&path, iters);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+    m.counter[3] = 50;
+    prepare(cb, ring, &m, 0);
+    set_args(&args, cb, iters);
+    apic_write(0x3e0, 0xb);                            /* divide by 1 */
+    apic_write(0x320, TIMER_VECTOR | 1u << 17);        /* periodic */
+    apic_write(0x380, 20000);
+    asm volatile("sti");
+    run_in_user(flt_prog, (uintptr_t)&args);
+    asm volatile("cli");
+    apic_write(0x320, 1u << 16);
+    apic_write(0x380, 0);
+    verify("#PF/#DE/#UD/#GP/INT n/INT3/INT1/timer mid-loop", &path, &m, cb, ring, &args, 0);
+    report(n_pf == iters && n_de == iters && n_ud == iters && n_gp == iters && n_unmap == iters &&
+           n_bp == iters && n_db == iters,
+           "each iteration took #PF, #DE, #UD, #GP, INT n, #BP, #DB (%u %u %u %u %u %u %u)",
+           n_pf, n_de, n_ud, n_gp, n_unmap, n_bp, n_db);
+    report(n_tick > 0, "timer interrupts arrived during the loop (%u)", n_tick);
+
+    set_irq_handler(VEC_UNMAP, NULL);
+    set_irq_handler(PF_VECTOR, NULL);
+    set_irq_handler(DE_VECTOR, NULL);
+    set_irq_handler(UD_VECTOR, NULL);
+    set_irq_handler(GP_VECTOR, NULL);
+    set_irq_handler(TIMER_VECTOR, NULL);
+}
+
+/* ---- i: two tasks switched with XSAVE/XRSTOR ------------------------------- */
+
+static struct ex_regs task_regs[2];
+static uint8_t task_area[2][XSAVE_BYTES] __attribute__((aligned(64)));
+static uint8_t task_stack[4096] __attribute__((aligned(16)));
+static int cur_task;
+static bool task_done[2];
+static unsigned switches;
+
+static void switch_task(struct ex_regs *regs, int next)
+{
+    xsave(task_area[cur_task], XCR0_LWP);
+    task_regs[cur_task] = *regs;
+    *regs = task_regs[next];
+    xrstor(task_area[next], XCR0_LWP);
+    cur_task = next;
+    switches++;
+}
+
+static void on_yield(struct ex_regs *regs)
+{
+    if (!task_done[!cur_task]) {
+        switch_task(regs, !cur_task);
+    }
+}
+
+static void on_done(struct ex_regs *regs)
+{
+    task_done[cur_task] = true;
+    if (!task_done[!cur_task]) {
+        switch_task(regs, !cur_task);
+    }
+}
+
+static void test_tasks(void)
+{
+    static struct tr_path path_b;
+    struct tr_cfg ma, mb;
+    const unsigned iters_a = 150, iters_b = 110;
+
+    set_irq_handler(VEC_YIELD, on_yield);
+    set_irq_handler(VEC_DONE, on_done);
+    cur_task = 0;
+    task_done[0] = task_done[1] = false;
+    switches = 0;
+    memset(task_area, 0, sizeof(task_area));   /* XSTATE_BV = 0: B starts without LWP */
+
+    cfg_init(&ma, TR_EV_IRE | TR_EV_BRE, 255);
+    cfg_init(&mb, TR_EV_IRE | TR_EV_BRE, 100);
+    mb.interval[2] = 300;
+    mb.interval[3] = 256;
+    prepare(cb, ring, &ma, 0);
+    prepare(cb2, ring2, &mb, 0);
+    set_args(&args, cb, iters_a);
+    set_args(&args2, cb2, iters_b);
+
+    memset(&task_regs[1], 0, sizeof(task_regs[1]));
+    task_regs[1].rip = (uintptr_t)tsk_prog;
+    task_regs[1].cs = USER_CS;
+    task_regs[1].rflags = 0x3002;
+    task_regs[1].ss = USER_DS;
+#ifdef __x86_64__
+    task_regs[1].rdi = (uintptr_t)&args2;
+    task_regs[1].rsp = (uintptr_t)&task_stack[sizeof(task_stack) - 8];
+#else
+    uint32_t *sp = (uint32_t *)&task_stack[sizeof(task_stack) - 8];
+    sp[0] = 0;                                 /* return address, never used */
+    sp[1] = (uintptr_t)&args2;
+    task_regs[1].rsp = (uintptr_t)sp;
+    task_regs[1].ds = task_regs[1].es = USER_DS;
+#endif
+    run_in_user(tsk_prog, (uintptr_t)&args);
+    report(task_done[0] && task_done[1] && switches >= iters_b * 2,
+           "tasks A and B ran to the end with %u switches", switches);
+
+    path_tsk(&path, iters_a);
+    verify("task A", &path, &ma, cb, ring, &args, 0);
+    path_tsk(&path_b, iters_b);
+    verify("task B", &path_b, &mb, cb2, ring2, &args2, 0);
+    set_irq_handler(VEC_YIELD, NULL);
+    set_irq_handler(VEC_DONE, NULL);
+}
+
+/* ---- j: a record whose store faults ---------------------------------------- */
+
+static uint8_t pf_area[XSAVE_BYTES] __attribute__((aligned(64)));
+static volatile unsigned pnd_faults, n_prot;
+static volatile uintptr_t pnd_rip, pnd_cr2, pnd_err;
+static uint64_t pnd_clear;                     /* PTE_RW or PTE_P */
+
+static void on_prot(struct ex_regs *regs)
+{
+    if (n_prot++ == 0) {
+        vm_set_flags((uintptr_t)ring, PAGE_SIZE, 0, pnd_clear);
+    }
+}
+
+static void on_pf_ring(struct ex_regs *regs)
+{
+    uintptr_t cr2 = read_cr2();
+
+    if (cr2 < (uintptr_t)ring || cr2 >= (uintptr_t)ring + PAGE_SIZE || pnd_faults) {
+        fatal("#PF", regs);
+    }
+    pnd_faults++;
+    pnd_rip = regs->rip;
+    pnd_cr2 = cr2;
+    pnd_err = regs->error_code;
+    memset(pf_area, 0, sizeof(pf_area));
+    xsave(pf_area, XCR0_LWP);
+    vm_set_flags((uintptr_t)ring, PAGE_SIZE, pnd_clear, 0);
+}
+
+#define PF_U32(off) (*(uint32_t *)(pf_area + LWP_OFF + (off)))
+#define PF_U64(off) (*(uint64_t *)(pf_area + LWP_OFF + (off)))
+
+static void pending(const char *what, struct tr_cfg *m, uint64_t clear, uint32_t err)
+{
+    const unsigned iters = 200;
+    const uint32_t head0 = 5 * 32;
+
+    pnd_clear = clear;
+    pnd_faults = n_prot = 0;
+    set_irq_handler(VEC_PROT, on_prot);
+    set_irq_handler(PF_VECTOR, on_pf_ring);
+    prepare(cb, ring, m, head0);
+    set_args(&args, cb, iters);
+    run_in_user(pnd_prog, (uintptr_t)&args);
+    set_irq_handler(VEC_PROT, NULL);
+    set_irq_handler(PF_VECTOR, NULL);
+
+    verify(what, &path, m, cb, ring, &args, head0);
+    const struct tr_rec *r = &out.rec[0];
+    report(pnd_faults == 1, "%s: one #PF (%u)", what, pnd_faults);
+    report(pnd_err == err, "%s: error code %#lx (want %#x)", what, (unsigned long)pnd_err, err);
+    report(pnd_cr2 == (uintptr_t)&ring[head0 / 32], "%s: CR2 %#lx is the record's slot %#lx", what,
+           (unsigned long)pnd_cr2, (unsigned long)(uintptr_t)&ring[head0 / 32]);
+    report(pnd_rip == r->next,
+           "%s: reported after the crossing instruction %#x retired: rip %#lx (want %#x)",
+           what, r->ip, (unsigned long)pnd_rip, r->next);
+    report((*(uint64_t *)(pf_area + 512) & XCR0_LWP) && PF_U64(0) == (uintptr_t)cb,
+           "%s: XSAVE in the handler: LWP enabled, LWPCBAddress", what);
+    report(pf_area[LWP_OFF + 32] == 2 && PF_U64(32 + 8) == r->ip,
+           "%s: SavedEventRecord EventId %u InstructionAddress %#llx (want 2, %#x)", what,
+           pf_area[LWP_OFF + 32], (unsigned long long)PF_U64(32 + 8), r->ip);
+    report(PF_U32(12) == head0, "%s: XSAVE BufferHeadOffset %u not advanced (want %u)", what,
+           PF_U32(12), head0);
+    report(tr_field(PF_U32(68)) == -1,
+           "%s: XSAVE EventCounter2 = %d: not reset before the record is stored (want -1)",
+           what, tr_field(PF_U32(68)));
+}
+
+static void test_pending(void)
+{
+    struct tr_cfg m;
+
+    path_pnd(&path, 200);
+    cfg_init(&m, TR_EV_IRE, 255);
+    m.fault_rec = 0;
+    pending("IRE record into a read-only ring page", &m, PTE_RW,
+            PFERR_PRESENT | PFERR_WRITE | PFERR_USER);
+
+    /* IRE and BRE cross on the same JNZ; the ring page is not present. */
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0);
+    int pos = tr_find(&path, pnd_jnz, 20);
+    m.counter[2] = tr_occurrences(&path, &m, 2, pos) - 1;
+    m.counter[3] = tr_occurrences(&path, &m, 3, pos) - 1;
+    m.fault_rec = 0;
+    pending("IRE+BRE cross on JNZ, ring page not present", &m, PTE_P,
+            PFERR_WRITE | PFERR_USER);
+    report(out.discarded == 1 && out.rec[0].pos == (unsigned)pos && out.rec[1].id == 3 &&
+           out.rec[1].ip == (uintptr_t)pnd_jnz,
+           "(model: the BRE record of that JNZ is discarded, the next JNZ reports)");
+    report(ring[5].event_id == 2 && ring[6].event_id == 3 &&
+           ring[6].ip == (uintptr_t)pnd_jnz && ring[5].ip == ring[6].ip &&
+           ring[6].data2 == (uintptr_t)pnd_top,
+           "the pending IRE record, then BRE at the next JNZ (not the discarded one)");
+    report(tr_field(PF_U32(72)) == -1,
+           "XSAVE in the handler: EventCounter3 stays negative (%d, want -1) after its record "
+           "was discarded", tr_field(PF_U32(72)));
+}
+
+int main(void)
+{
+    cb = alloc_pages(1);
+    cb2 = alloc_pages(1);
+    ring = alloc_pages(1);
+    ring2 = alloc_pages(1);
+    data_page = alloc_pages(1);
+
+    test_cpuid();
+    lwp_os_enable(CORE_ID, LWP_VECTOR);
+    apic_enable();
+    set_user_gate(VEC_NOP);
+    set_user_gate(VEC_UNMAP);
+    set_user_gate(VEC_PROT);
+    set_user_gate(VEC_YIELD);
+    set_user_gate(VEC_DONE);
+    set_user_gate(BP_VECTOR);
+    set_irq_handler(VEC_NOP, on_nop);
+    set_irq_handler(BP_VECTOR, on_bp);
+    set_irq_handler(DB_VECTOR, on_db);
+
+    test_llwpcb();
+    test_ire();
+    test_bre();
+    test_ipf();
+    test_same_insn();
+    test_faults();
+    test_tasks();
+    test_pending();
+    return 0;
+}
