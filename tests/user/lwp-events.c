@@ -140,7 +140,7 @@ asm(TR_ASM_MACROS
 
 void usr_prog(struct prog_args *a);
 TR_TABLE(usr);
-TR_LABEL(usr_start); TR_LABEL(usr_top); TR_LABEL(usr_c1); TR_LABEL(usr_t);
+TR_LABEL(usr_start); TR_LABEL(usr_top); TR_LABEL(usr_l); TR_LABEL(usr_l_end); TR_LABEL(usr_c1); TR_LABEL(usr_t);
 TR_LABEL(usr_after); TR_LABEL(usr_done); TR_LABEL(usr_fn); TR_LABEL(usr_fn_end);
 
 static struct lwpcb cb;
@@ -158,7 +158,9 @@ static void path_usr(struct tr_path *p, unsigned iters)
     tr_begin(p, usr_tab, usr_tab_end);
     tr_span(p, usr_start, usr_top);
     for (unsigned i = 0; i < iters; i++) {
-        tr_span(p, usr_top, usr_c1);            /* ... call usr_fn */
+        tr_span(p, usr_top, usr_l);
+        tr_span_n(p, usr_l, usr_l_end, 2);      /* LOOP taken, then not */
+        tr_span(p, usr_l_end, usr_c1);          /* ... call usr_fn */
         tr_span(p, usr_fn, usr_fn_end);
         tr_span(p, usr_c1, usr_after);
     }
