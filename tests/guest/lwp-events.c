@@ -332,6 +332,73 @@ asm(PROG_MACROS
     "ud2\n"
     ".popsection\n");
 
+/*
+ * ---- instructions TCG executes in pieces: REP string instructions (more
+ * than one translation-block pass, zero iterations, a #PF in the middle),
+ * locked accesses across a page boundary (an exclusive step with -smp 2),
+ * MOV SS and STI shadows, CPUID/RDTSC/LFENCE/PAUSE.  Each retires once.
+ */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl rep_prog\n"
+    "rep_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 8(" R_DI "), %edx\n"
+    "TBEGIN rep\n"
+    "rep_start:\n"
+    "T rep, TX, llwpcb %eax\n"
+    "T rep, TP, push " R_DI "\n"
+    "T rep, TP, cld\n"
+    "T rep, TP, mov %edx, %edi\n"
+    "T rep, TP, mov $70000, %ecx\n"
+    "T rep, TP, xor %eax, %eax\n"
+    "rep_stos:\n"
+    "T rep, TP, rep stosb\n"                   /* 70000 iterations */
+    "T rep, TP, mov %edx, %edi\n"
+    "T rep, TP, xor %ecx, %ecx\n"
+    "rep_zero:\n"
+    "T rep, TP, rep stosb\n"                   /* no iteration */
+    "T rep, TP, mov %edx, %esi\n"
+    "T rep, TP, lea 0x14000(" R_DX "), %edi\n"
+    "T rep, TP, mov $8192, %ecx\n"
+    "rep_movs:\n"
+    "T rep, TP, rep movsb\n"                   /* #PF on its second page */
+    "T rep, TP, mov %edx, %esi\n"
+    "T rep, TP, mov %edx, %edi\n"
+    "T rep, TP, mov $5, %ecx\n"
+    "rep_cmps:\n"
+    "T rep, TP, repe cmpsb\n"
+    "T rep, TP, mov $10, %ecx\n"
+    "T rep, TP, lea 1(" R_DX "), %edi\n"
+    "T rep, TP, mov $1, %al\n"
+    "T rep, TP, repne scasb\n"
+    "rep_lock:\n"
+    "T rep, TP, lock addl $1, 0x4ffe(" R_DX ")\n"   /* crosses a page boundary */
+    "T rep, TP, xchg %ecx, 0x6ffe(" R_DX ")\n"
+    "T rep, TP, mov %ss, %ecx\n"
+    "rep_movss:\n"
+    "T rep, TP, mov %ecx, %ss\n"
+    "rep_shadow:\n"
+    "T rep, TP, nop\n"
+    "T rep, TP, sti\n"
+    "T rep, TP, cli\n"
+    "T rep, TP, pushf\n"
+    "T rep, TP, popf\n"
+    "T rep, TP, xor %eax, %eax\n"
+    "rep_cpuid:\n"
+    "T rep, TP, cpuid\n"
+    "T rep, TP, rdtsc\n"
+    "T rep, TP, lfence\n"
+    "T rep, TP, pause\n"
+    "T rep, TP, pop " R_DI "\n"
+    "rep_flush:\n"
+    "TFLUSH rep\n"
+    "rep_done:\n"
+    "TEND rep\n\t"
+    EPILOGUE
+    ".popsection\n");
+
 /* ---- a task that yields to the other one in the middle of its loop -------- */
 asm(PROG_MACROS
     ".pushsection .text\n"
@@ -398,13 +465,17 @@ asm(PROG_MACROS
 
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[];
-extern prog_fn llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
 TR_TABLE(bre);
 TR_TABLE(flt);
 TR_TABLE(tsk);
 TR_TABLE(pnd);
+TR_TABLE(rep);
+TR_LABEL(rep_start); TR_LABEL(rep_done); TR_LABEL(rep_stos); TR_LABEL(rep_zero);
+TR_LABEL(rep_movs); TR_LABEL(rep_cmps); TR_LABEL(rep_lock); TR_LABEL(rep_movss);
+TR_LABEL(rep_shadow); TR_LABEL(rep_cpuid); TR_LABEL(rep_flush);
 TR_LABEL(llw_start); TR_LABEL(llw_flush); TR_LABEL(llw_done);
 TR_LABEL(ire_start); TR_LABEL(ire_loop); TR_LABEL(ire_add); TR_LABEL(ire_lea);
 TR_LABEL(ire_val); TR_LABEL(ire_loop_end); TR_LABEL(ire_done); TR_LABEL(ire_ins);
@@ -1074,6 +1145,73 @@ static void test_faults(void)
     set_irq_handler(TIMER_VECTOR, NULL);
 }
 
+/* ---- h2: instructions TCG executes in pieces retire once ------------------- */
+
+#define REP_PAGES 24
+static uint8_t *rep_buf;
+static volatile unsigned n_pf_rep;
+
+static void on_pf_rep(struct ex_regs *regs)
+{
+    uintptr_t cr2 = read_cr2();
+
+    if (cr2 < (uintptr_t)rep_buf || cr2 >= (uintptr_t)rep_buf + REP_PAGES * PAGE_SIZE ||
+        regs->rip != (uintptr_t)rep_movs) {
+        fatal("#PF", regs);
+    }
+    vm_set_flags(cr2, 1, PTE_P, 0);
+    n_pf_rep++;
+}
+
+static void test_rep(void)
+{
+    static const struct {
+        const char *at;
+        const char *what;
+    } cross[] = {
+        { rep_flush, "REP STOSB x70000, REP STOSB x0, REP MOVSB with #PF, REPE CMPSB, "
+                     "REPNE SCASB, LOCK ADD across pages, MOV SS, STI, CPUID, RDTSC" },
+        { rep_stos, "IRE crosses on REP STOSB x70000" },
+        { rep_zero, "IRE crosses on REP STOSB x0" },
+        { rep_movs, "IRE crosses on REP MOVSB interrupted by #PF" },
+        { rep_cmps, "IRE crosses on REPE CMPSB" },
+        { rep_lock, "IRE crosses on LOCK ADD across a page boundary" },
+        { rep_movss, "IRE crosses on MOV SS" },
+        { rep_shadow, "IRE crosses in the MOV SS shadow" },
+        { rep_cpuid, "IRE crosses on CPUID" },
+    };
+    struct tr_cfg m;
+
+    rep_buf = alloc_pages(REP_PAGES);
+    set_irq_handler(PF_VECTOR, on_pf_rep);
+    tr_begin(&path, rep_tab, rep_tab_end);
+    tr_span(&path, rep_start, rep_done);
+    for (unsigned i = 0; i < sizeof(cross) / sizeof(cross[0]); i++) {
+        cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 1000);
+        if (i) {
+            int pos = tr_find(&path, cross[i].at, 0);
+            m.counter[2] = tr_occurrences(&path, &m, 2, pos) - 1;
+        }
+        vm_set_flags((uintptr_t)rep_buf + 21 * PAGE_SIZE, PAGE_SIZE, 0, PTE_P);
+        n_pf_rep = 0;
+        prepare(cb, ring, &m, 0);
+        set_args(&args, cb, 0);
+        args.data = (uintptr_t)rep_buf;
+        run_in_user(rep_prog, (uintptr_t)&args);
+        verify(cross[i].what, &path, &m, cb, ring, &args, 0);
+        if (i) {
+            report(ring[0].event_id == 2 && ring[0].ip == (uintptr_t)cross[i].at,
+                   "%s: the record names it (%#llx, want %#lx)", cross[i].what,
+                   (unsigned long long)ring[0].ip, (unsigned long)(uintptr_t)cross[i].at);
+        } else {
+            report(n_pf_rep == 1 && rep_buf[0x14000 + 4095] == 0 &&
+                   *(uint32_t *)(rep_buf + 0x4ffe) == 1,
+                   "(the REP MOVSB took its #PF, the locked add happened: %u)", n_pf_rep);
+        }
+    }
+    set_irq_handler(PF_VECTOR, NULL);
+}
+
 /* ---- i: two tasks switched with XSAVE/XRSTOR ------------------------------- */
 
 static struct ex_regs task_regs[2];
@@ -1345,6 +1483,7 @@ int main(void)
     test_ipf();
     test_same_insn();
     test_faults();
+    test_rep();
     test_tasks();
     test_pending();
     test_full();

@@ -18,6 +18,7 @@ def main():
     ap.add_argument('--qemu', required=True)
     ap.add_argument('--kernel', required=True)
     ap.add_argument('--cpu', default='max')
+    ap.add_argument('--accel', default='tcg', help='the -accel option (e.g. tcg,one-insn-per-tb=on)')
     ap.add_argument('--timeout', type=int, default=90)
     ap.add_argument('--expect', metavar='FILE',
                     help='the guest output must contain the lines of FILE, in a block')
@@ -25,7 +26,7 @@ def main():
                     help='only print the guest output (for the demo), do not judge PASS lines')
     args, extra = ap.parse_known_args()
 
-    cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', '256',
+    cmd = [args.qemu, '-M', 'pc', '-accel', args.accel, '-cpu', args.cpu, '-m', '256',
            '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
            '-chardev', 'stdio,id=dbg,signal=off', '-device', 'isa-debugcon,chardev=dbg',
            '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
