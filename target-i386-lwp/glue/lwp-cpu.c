@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "lwp/lwp-caps.h"
 #include "lwp-qemu.h"
+#include "system/kvm.h"
 
 bool x86_lwp_realize(X86CPU *cpu, Error **errp)
 {
@@ -17,6 +18,11 @@ bool x86_lwp_realize(X86CPU *cpu, Error **errp)
     const char *field, *why;
 
     memset(caps, 0, sizeof(*caps));
+#ifdef CONFIG_KVM
+    if (kvm_enabled() && !x86_lwp_kvm_realize(cpu, errp)) {
+        return false;
+    }
+#endif
     if (!(env->features[FEAT_8000_0001_ECX] & CPUID_EXT3_LWP)) {
         return true;
     }
@@ -43,6 +49,11 @@ bool x86_lwp_realize(X86CPU *cpu, Error **errp)
         error_setg(errp, "invalid LWP configuration: '%s' %s", field, why);
         return false;
     }
+#ifdef CONFIG_KVM
+    if (kvm_enabled() && !x86_lwp_kvm_check_caps(cpu, errp)) {
+        return false;
+    }
+#endif
     return true;
 }
 
@@ -134,4 +145,31 @@ void x86_lwp_dump_state(CPUX86State *env, FILE *f)
         }
     }
     qemu_fprintf(f, "\n");
+}
+
+/*
+ * Component 62 of an XSAVE image handed to or taken from an accelerator
+ * (KVM_GET/SET_XSAVE): the same 128-byte layout as XSAVE (figure 7-1).
+ * Loading is state transfer, not an XRSTOR at the guest's CPL: no address
+ * checks beyond the model's own.
+ */
+bool x86_lwp_get_xsave_image(CPUX86State *env, uint8_t *area)
+{
+    return lwp_xsave(&env->lwp, area);
+}
+
+void x86_lwp_set_xsave_image(CPUX86State *env, const uint8_t *area,
+                             bool present)
+{
+    static const uint8_t init_area[LWP_XSAVE_SIZE];
+    LwpCpuEnv cpu = {
+        .caps = &env_archcpu(env)->lwp_caps,
+        .lwp_cfg = env->lwp_cfg,
+        .cpl = 0,
+        .long_mode = env->hflags & HF_LMA_MASK,
+        .va_bits = 48,
+    };
+
+    lwp_xrstor(&env->lwp, &cpu, present ? area : init_area, present);
+    x86_lwp_state_changed(env);
 }

@@ -80,6 +80,18 @@ void x86_lwp_dump_state(CPUX86State *env, FILE *f);
 bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
 bool x86_lwp_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val);
 
+/* XSAVE component 62 for an accelerator's XSAVE buffer (KVM). */
+bool x86_lwp_get_xsave_image(CPUX86State *env, uint8_t *area);
+void x86_lwp_set_xsave_image(CPUX86State *env, const uint8_t *area,
+                             bool present);
+
+#ifdef CONFIG_KVM
+/* KVM: offer LWP only as the host does (feature bits already filtered). */
+bool x86_lwp_kvm_realize(X86CPU *cpu, Error **errp);
+/* KVM: the host must cover the CPU model's numeric LWP fields. */
+bool x86_lwp_kvm_check_caps(X86CPU *cpu, Error **errp);
+#endif
+
 /* XSAVE component 62 (TCG): the 128-byte image and the XSTATE_BV bit. */
 bool x86_lwp_xsave(CPUX86State *env, uint8_t *area);
 void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present);
