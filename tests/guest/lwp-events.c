@@ -399,6 +399,63 @@ asm(PROG_MACROS
     EPILOGUE
     ".popsection\n");
 
+/*
+ * ---- XSAVE and XRSTOR of the LWP state at CPL 3 (each counted after it
+ * retires), then LLWPCB of a second LWPCB while the first session runs.
+ * args.data: the XSAVE area; args.slw_ret on entry: the second LWPCB.
+ */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl xs_prog\n"
+    "xs_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 8(" R_DI "), %ebx\n\t"
+    "mov 4(" R_DI "), %esi\n"
+    "TBEGIN xs\n"
+    "xs_start:\n"
+    "T xs, TX, llwpcb %eax\n"
+    "xs_loop1:\n"
+    "T xs, TP, nop\n"
+    "T xs, TP, dec %esi\n"
+    "T xs, TC, jnz xs_loop1\n"
+    "xs_loop1_end:\n"
+    "T xs, TP, xor %eax, %eax\n"
+    "T xs, TP, mov $0x40000000, %edx\n"
+    "xs_save:\n"
+    "T xs, TP|TSAVE|TSNAP, xsave (" R_BX ")\n"
+    "T xs, TP, mov $300, %esi\n"
+    "xs_loop2:\n"                              /* undone by the XRSTOR */
+    "T xs, TP, nop\n"
+    "T xs, TP, dec %esi\n"
+    "T xs, TC, jnz xs_loop2\n"
+    "xs_loop2_end:\n"
+    "T xs, TP, xor %eax, %eax\n"
+    "T xs, TP, mov $0x40000000, %edx\n"
+    "xs_rstor:\n"
+    "T xs, TP|TRSTOR, xrstor (" R_BX ")\n"
+    "T xs, TP, mov $100, %esi\n"
+    "xs_loop3:\n"
+    "T xs, TP, nop\n"
+    "T xs, TP, dec %esi\n"
+    "T xs, TC, jnz xs_loop3\n"
+    "xs_loop3_end:\n"
+    "T xs, TP, mov 12(" R_DI "), %eax\n"
+    "xs_switch:\n"
+    "T xs, TX|TSNAP, llwpcb %eax\n"            /* flushes the first session */
+    "T xs, TP, mov $150, %esi\n"
+    "xs_loop4:\n"
+    "T xs, TP, nop\n"
+    "T xs, TP, dec %esi\n"
+    "T xs, TC, jnz xs_loop4\n"
+    "xs_loop4_end:\n"
+    "xs_flush:\n"
+    "TFLUSH xs\n"
+    "xs_done:\n"
+    "TEND xs\n\t"
+    EPILOGUE
+    ".popsection\n");
+
 /* ---- a task that yields to the other one in the middle of its loop -------- */
 asm(PROG_MACROS
     ".pushsection .text\n"
@@ -465,7 +522,7 @@ asm(PROG_MACROS
 
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[];
-extern prog_fn rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
 TR_TABLE(bre);
@@ -473,6 +530,11 @@ TR_TABLE(flt);
 TR_TABLE(tsk);
 TR_TABLE(pnd);
 TR_TABLE(rep);
+TR_TABLE(xs);
+TR_LABEL(xs_start); TR_LABEL(xs_loop1); TR_LABEL(xs_loop1_end); TR_LABEL(xs_loop2);
+TR_LABEL(xs_loop2_end); TR_LABEL(xs_loop3); TR_LABEL(xs_loop3_end); TR_LABEL(xs_loop4);
+TR_LABEL(xs_loop4_end); TR_LABEL(xs_switch); TR_LABEL(xs_done); TR_LABEL(xs_save);
+TR_LABEL(xs_rstor);
 TR_LABEL(rep_start); TR_LABEL(rep_done); TR_LABEL(rep_stos); TR_LABEL(rep_zero);
 TR_LABEL(rep_movs); TR_LABEL(rep_cmps); TR_LABEL(rep_lock); TR_LABEL(rep_movss);
 TR_LABEL(rep_shadow); TR_LABEL(rep_cpuid); TR_LABEL(rep_flush);
@@ -655,12 +717,13 @@ static void verify_flush(const char *what, const struct tr_path *p, const struct
             continue;
         }
         int32_t got = tr_field(*slw[id]);
-        report(out.nsnap == 2 && got == out.snap[0][id],
-               "%s: SLWPCB flushed EventCounter%d = %d (want %d)", what, id, got, out.snap[0][id]);
+        /* The last two flushes are SLWPCB's and LLWPCB 0's. */
+        const int32_t *slw_snap = out.snap[out.nsnap - 2], *end_snap = out.snap[out.nsnap - 1];
+        report(out.nsnap >= 2 && got == slw_snap[id],
+               "%s: SLWPCB flushed EventCounter%d = %d (want %d)", what, id, got, slw_snap[id]);
         got = tr_field(c->event[id - 1].counter);
-        report(out.nsnap == 2 && got == out.snap[1][id],
-               "%s: LLWPCB 0 flushed EventCounter%d = %d (want %d)", what, id, got,
-               out.snap[1][id]);
+        report(out.nsnap >= 2 && got == end_snap[id],
+               "%s: LLWPCB 0 flushed EventCounter%d = %d (want %d)", what, id, got, end_snap[id]);
     }
 }
 
@@ -1212,6 +1275,90 @@ static void test_rep(void)
     set_irq_handler(PF_VECTOR, NULL);
 }
 
+/* ---- i2: XSAVE/XRSTOR at CPL 3, LLWPCB of a new LWPCB mid-session ---------- */
+
+static uint8_t user_area[XSAVE_BYTES] __attribute__((aligned(64)));
+
+static void path_xs(struct tr_path *p, unsigned n1, bool first)
+{
+    tr_begin(p, xs_tab, xs_tab_end);
+    if (first) {
+        tr_span(p, xs_start, xs_loop1);
+        tr_span_n(p, xs_loop1, xs_loop1_end, n1);
+        tr_span(p, xs_loop1_end, xs_loop2);
+        tr_span_n(p, xs_loop2, xs_loop2_end, 300);
+        tr_span(p, xs_loop2_end, xs_loop3);
+        tr_span_n(p, xs_loop3, xs_loop3_end, 100);
+        tr_span(p, xs_loop3_end, xs_switch);
+        tr_span(p, xs_switch, (char *)xs_switch + 1);
+    } else {
+        tr_span(p, xs_switch, xs_loop4);
+        tr_span_n(p, xs_loop4, xs_loop4_end, 150);
+        tr_span(p, xs_loop4_end, xs_done);
+    }
+}
+
+static void test_user_xsave(void)
+{
+    static struct tr_path path_b;
+    struct tr_cfg ma, mb;
+    const unsigned n1 = 200;
+    char what[80];
+
+    for (int variant = 0; variant < 2; variant++) {
+        path_xs(&path, n1, true);
+        path_xs(&path_b, n1, false);
+        cfg_init(&ma, TR_EV_IRE | TR_EV_BRE, 255);
+        cfg_init(&mb, TR_EV_IRE | TR_EV_BRE, 255);
+        if (variant) {
+            /*
+             * EventCounter2 is 0 when XSAVE saves it: XSAVE's retirement
+             * stores a record, which the XRSTOR rolls back (head and
+             * counter); XRSTOR's own retirement then stores one.  BRE
+             * crosses between the two and again after the XRSTOR.
+             */
+            int pos = tr_find(&path, xs_save, 0);
+            ma.counter[2] = tr_occurrences(&path, &ma, 2, pos) - 1;
+            ma.counter[3] = tr_occurrences(&path, &ma, 3, pos) + 5;
+        }
+        prepare(cb, ring, &ma, 0);
+        prepare(cb2, ring2, &mb, 0);
+        memset(user_area, 0, sizeof(user_area));
+        set_args(&args, cb, n1);
+        args.data = (uintptr_t)user_area;
+        args.slw_ret = (uintptr_t)cb2;
+        run_in_user(xs_prog, (uintptr_t)&args);
+
+        snprintf(what, sizeof(what), "CPL 3 XSAVE/XRSTOR%s, session 1",
+                 variant ? " (IRE crosses on XSAVE and XRSTOR)" : "");
+        tr_simulate(&path, &ma, &out);
+        report(out.nsnap == 2, "%s: (model: XSAVE and the LLWPCB switch flush)", what);
+        report(tr_field(*(uint32_t *)(user_area + LWP_OFF + 68)) == out.snap[0][2] &&
+               tr_field(*(uint32_t *)(user_area + LWP_OFF + 72)) == out.snap[0][3],
+               "%s: XSAVE saved EventCounter2/3 = %d/%d, the count before it (want %d/%d)",
+               what, tr_field(*(uint32_t *)(user_area + LWP_OFF + 68)),
+               tr_field(*(uint32_t *)(user_area + LWP_OFF + 72)), out.snap[0][2], out.snap[0][3]);
+        tr_check_ring(what, &out, ring, NSLOTS, 0, cb->head / 32, CORE_ID);
+        report(tr_field(cb->event[1].counter) == out.snap[1][2] &&
+               tr_field(cb->event[2].counter) == out.snap[1][3],
+               "%s: LLWPCB of a new LWPCB flushed EventCounter2/3 = %d/%d (want %d/%d)", what,
+               tr_field(cb->event[1].counter), tr_field(cb->event[2].counter), out.snap[1][2],
+               out.snap[1][3]);
+        if (variant) {
+            report(ring[0].event_id == 2 && ring[0].ip == (uintptr_t)xs_rstor,
+                   "%s: XRSTOR restored EventCounter2 = 0, then retired: the first record "
+                   "names it (%#llx, want %#lx)", what, (unsigned long long)ring[0].ip,
+                   (unsigned long)(uintptr_t)xs_rstor);
+            report(out.nrec >= 2 && out.rec[1].id == 3,
+                   "%s: (model: BRE's record after XSAVE was rolled back, it crossed again)",
+                   what);
+        }
+        snprintf(what, sizeof(what), "CPL 3 LLWPCB of a new LWPCB mid-session%s, session 2",
+                 variant ? " (variant)" : "");
+        verify(what, &path_b, &mb, cb2, ring2, &args, 0);
+    }
+}
+
 /* ---- i: two tasks switched with XSAVE/XRSTOR ------------------------------- */
 
 static struct ex_regs task_regs[2];
@@ -1484,6 +1631,7 @@ int main(void)
     test_same_insn();
     test_faults();
     test_rep();
+    test_user_xsave();
     test_tasks();
     test_pending();
     test_full();

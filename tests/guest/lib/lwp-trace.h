@@ -40,6 +40,8 @@
 #define TR_INS   0x20   /* LWPINS: stores an EventId 255 record */
 #define TR_SNAP  0x40   /* SLWPCB or LLWPCB 0: flushes the counters before it retires */
 #define TR_FAR   0x80   /* far transfer / IRET: next instruction is not the following one */
+#define TR_SAVE  0x100  /* XSAVE of the LWP state (counted after it retires) */
+#define TR_RSTOR 0x200  /* XRSTOR of that image: counters and head back to it */
 
 /*
  * The assembler side.  Put TR_ASM_MACROS at the start of every top-level
@@ -59,6 +61,8 @@
     ".set TINS, " TR_STR(TR_INS) "\n"                                       \
     ".set TSNAP, " TR_STR(TR_SNAP) "\n"                                     \
     ".set TFAR, " TR_STR(TR_FAR) "\n"                                       \
+    ".set TSAVE, " TR_STR(TR_SAVE) "\n"                                     \
+    ".set TRSTOR, " TR_STR(TR_RSTOR) "\n"                                   \
     ".macro T tab:req, cls:req, insn:vararg\n"                              \
     ".Ltr_s\\@:\n\t\\insn\n.Ltr_e\\@:\n"                                    \
     "\t.pushsection .rodata.tr_\\tab, \"a\"\n"                              \
@@ -113,7 +117,7 @@ struct tr_hwrec {
 
 #define TR_MAX_PATH 24000
 #define TR_MAX_REC  200
-#define TR_MAX_SNAP 4
+#define TR_MAX_SNAP 6
 
 /* The path a program takes: indices into its table. */
 struct tr_path {
@@ -294,6 +298,8 @@ static inline void tr_count(struct tr_sim *s, unsigned id, uint8_t tkn, uint32_t
 static inline void tr_simulate(const struct tr_path *p, const struct tr_cfg *cfg, struct tr_out *o)
 {
     struct tr_sim s = { .cfg = cfg, .out = o };
+    int32_t saved_c[4] = { 0 };
+    unsigned saved_nrec = 0;
 
     memset(o, 0, sizeof(*o));
     for (int id = 1; id <= 3; id++) {
@@ -305,6 +311,15 @@ static inline void tr_simulate(const struct tr_path *p, const struct tr_cfg *cfg
         uint32_t next = i + 1 < p->n ? p->tab[p->idx[i + 1]].start : 0;
 
         s.discard = false;
+        if (e->cls & TR_SAVE) {
+            memcpy(saved_c, s.c, sizeof(saved_c));
+            saved_nrec = o->nrec;
+        }
+        if (e->cls & TR_RSTOR) {
+            /* Later records overwrite those stored after the XSAVE. */
+            memcpy(s.c, saved_c, sizeof(saved_c));
+            o->nrec = saved_nrec;
+        }
         if ((e->cls & TR_SNAP) && o->nsnap < TR_MAX_SNAP) {
             for (int id = 1; id <= 3; id++) {
                 o->snap[o->nsnap][id] = s.c[id];
