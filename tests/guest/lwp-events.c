@@ -456,6 +456,61 @@ asm(PROG_MACROS
     EPILOGUE
     ".popsection\n");
 
+/*
+ * ---- code in a 32-bit user segment with base CSB_BASE (legacy mode, or
+ * compatibility mode in the 64-bit build), reached by a far call: records
+ * and IP filtering use effective addresses, before the CS base.
+ */
+#define CSB_SEL  0x53           /* gdt[10], DPL 3 */
+#define CSB_BASE 0x1000
+asm(PROG_MACROS
+    ".pushsection .data\n"
+    ".balign 8\n"
+    "csb_ptr: .long csb_fn - " S(CSB_BASE) "\n .word " S(CSB_SEL) "\n"
+    ".popsection\n"
+    ".pushsection .text\n"
+    ".globl csb_prog\n"
+    "csb_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n"
+    "TBEGIN csb\n"
+    "csb_start:\n"
+    "T csb, TX, llwpcb %eax\n"
+    "T csb, TP|TFAR, lcall *csb_ptr\n"
+    "csb_back:\n"
+    "T csb, TP, nop\n"
+    "csb_flush:\n"
+    "TFLUSH csb\n"
+    "csb_done:\n\t"
+    EPILOGUE
+    ".code32\n"
+    "csb_fn:\n"
+    "T csb, TP, nop\n"
+    "csb_loop:\n"
+    "T csb, TP, mov $2, %ecx\n"
+    "csb_l:\n"
+    "T csb, TC, loop csb_l\n"
+    "csb_l_end:\n"
+    "T csb, TR, jmp csb_j\n"
+    "ud2\n"
+    "csb_j:\n"
+    "T csb, TR, call csb_sub\n"
+    "csb_c:\n"
+    "T csb, TP, dec %esi\n"
+    "T csb, TC, jnz csb_loop\n"
+    "csb_loop_end:\n"
+    "T csb, TP|TFAR, lretl\n"
+    "csb_sub:\n"
+    "T csb, TP, nop\n"
+    "T csb, TR, ret\n"
+    "csb_fn_end:\n"
+#ifdef __x86_64__
+    ".code64\n"
+#endif
+    "TEND csb\n"
+    ".popsection\n");
+
 /* ---- a task that yields to the other one in the middle of its loop -------- */
 asm(PROG_MACROS
     ".pushsection .text\n"
@@ -522,7 +577,7 @@ asm(PROG_MACROS
 
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[];
-extern prog_fn xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
 TR_TABLE(bre);
@@ -531,6 +586,10 @@ TR_TABLE(tsk);
 TR_TABLE(pnd);
 TR_TABLE(rep);
 TR_TABLE(xs);
+TR_TABLE(csb);
+TR_LABEL(csb_start); TR_LABEL(csb_back); TR_LABEL(csb_done); TR_LABEL(csb_fn);
+TR_LABEL(csb_loop); TR_LABEL(csb_l); TR_LABEL(csb_l_end); TR_LABEL(csb_c);
+TR_LABEL(csb_loop_end); TR_LABEL(csb_sub); TR_LABEL(csb_fn_end);
 TR_LABEL(xs_start); TR_LABEL(xs_loop1); TR_LABEL(xs_loop1_end); TR_LABEL(xs_loop2);
 TR_LABEL(xs_loop2_end); TR_LABEL(xs_loop3); TR_LABEL(xs_loop3_end); TR_LABEL(xs_loop4);
 TR_LABEL(xs_loop4_end); TR_LABEL(xs_switch); TR_LABEL(xs_done); TR_LABEL(xs_save);
@@ -1359,6 +1418,53 @@ static void test_user_xsave(void)
     }
 }
 
+/* ---- d2: effective addresses in a code segment with a base ------------------ */
+
+static void test_cs_base(void)
+{
+    extern uint64_t gdt[];
+    const unsigned iters = 150;
+    struct tr_cfg m;
+    char what[96];
+    const char *mode = sizeof(void *) == 8 ? "compatibility mode" : "legacy mode";
+
+    /* 32-bit code, DPL 3, base CSB_BASE, 4 GiB limit. */
+    gdt[CSB_SEL >> 3] = 0x00cffb000000ffffull | (uint64_t)CSB_BASE << 16;
+    tr_begin(&path, csb_tab, csb_tab_end);
+    tr_span(&path, csb_start, csb_back);
+    tr_span(&path, csb_fn, csb_loop);
+    for (unsigned i = 0; i < iters; i++) {
+        tr_span(&path, csb_loop, csb_l);
+        tr_span_n(&path, csb_l, csb_l_end, 2);
+        tr_span(&path, csb_l_end, csb_c);
+        tr_span(&path, csb_sub, csb_fn_end);
+        tr_span(&path, csb_c, csb_loop_end);
+    }
+    tr_span(&path, csb_loop_end, csb_sub);
+    tr_span(&path, csb_back, csb_done);
+
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+    m.eff_lo = (uintptr_t)csb_fn;
+    m.eff_hi = (uintptr_t)csb_fn_end;
+    m.eff_sub = CSB_BASE;
+    snprintf(what, sizeof(what), "CS base %#x (%s)", CSB_BASE, mode);
+    run_and_verify(what, csb_prog, &path, &m, iters);
+    bool eff = out.nrec > 4;
+    for (unsigned k = 0; k < out.nrec; k++) {
+        eff &= out.rec[k].ip < (uintptr_t)csb_fn - CSB_BASE + 0x100 || out.rec[k].ip >= m.eff_hi;
+    }
+    report(eff, "%s: (model: records in the segment carry offsets, not linear addresses)", what);
+
+    /* IP filtering compares effective addresses. */
+    m.filters = TR_F_IPF;
+    m.base_ip = (uintptr_t)csb_l - CSB_BASE;
+    m.limit_ip = (uintptr_t)csb_c - CSB_BASE;
+    snprintf(what, sizeof(what), "CS base %#x (%s), IPF on offsets%s", CSB_BASE, mode,
+             ipf_supported ? "" : " (ignored)");
+    run_and_verify(what, csb_prog, &path, &m, iters);
+    gdt[CSB_SEL >> 3] = 0;
+}
+
 /* ---- i: two tasks switched with XSAVE/XRSTOR ------------------------------- */
 
 static struct ex_regs task_regs[2];
@@ -1632,6 +1738,7 @@ int main(void)
     test_faults();
     test_rep();
     test_user_xsave();
+    test_cs_base();
     test_tasks();
     test_pending();
     test_full();

@@ -136,7 +136,15 @@ struct tr_cfg {
     uint64_t base_ip, limit_ip;
     bool ipf_supported;         /* CPUID 8000_001C ECX[29] */
     int fault_rec;              /* ordinal of a record whose store faults, or -1 */
+    /* Code in [eff_lo, eff_hi) runs in a segment with base eff_sub. */
+    uint32_t eff_lo, eff_hi, eff_sub;
 };
+
+/* The effective address (before the CS base) of the instruction at a. */
+static inline uint32_t tr_eff(const struct tr_cfg *c, uint32_t a)
+{
+    return a >= c->eff_lo && a < c->eff_hi ? a - c->eff_sub : a;
+}
 
 struct tr_rec {
     uint8_t id;
@@ -237,6 +245,7 @@ static inline bool tr_in_range(const struct tr_cfg *c, uint32_t ip)
     if (!(c->filters & TR_F_IPF) || !c->ipf_supported) {
         return true;
     }
+    ip = tr_eff(c, ip);
     bool in = ip >= c->base_ip && ip <= c->limit_ip;
     return (c->filters & TR_F_IPI) ? !in : in;
 }
@@ -330,18 +339,19 @@ static inline void tr_simulate(const struct tr_path *p, const struct tr_cfg *cfg
             continue;
         }
         bool in = tr_in_range(cfg, e->start);
+        uint32_t ip = tr_eff(cfg, e->start), target = tr_eff(cfg, next);
         if (e->cls & TR_INS) {
-            tr_emit(&s, 255, 0, e->start, 0, next, i);
+            tr_emit(&s, 255, 0, ip, 0, target, i);
         }
         if ((e->cls & TR_VAL) && (cfg->events & TR_EV_VAL) && in) {
-            tr_count(&s, 1, 0, e->start, 0, next, i);
+            tr_count(&s, 1, 0, ip, 0, target, i);
         }
         if ((cfg->events & TR_EV_IRE) && in) {
-            tr_count(&s, 2, 0, e->start, 0, next, i);
+            tr_count(&s, 2, 0, ip, 0, target, i);
         }
         if (cls != TR_P && (cfg->events & TR_EV_BRE) && in && !tr_branch_filtered(cfg, cls)) {
             uint8_t tkn = cls == TR_C ? next != e->end : 1;
-            tr_count(&s, 3, tkn, e->start, next, next, i);
+            tr_count(&s, 3, tkn, ip, target, target, i);
         }
     }
     for (int id = 1; id <= 3; id++) {
