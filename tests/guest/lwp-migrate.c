@@ -5,6 +5,11 @@
  * and samples with LWPVAL, drains its ring buffer on the threshold interrupt
  * and proves at the end that the stream is continuous: no gap, no duplicate,
  * no missed event, LWPVAL sampling exact.
+ *
+ * With -append events=1 it also samples instructions retired and branches
+ * retired, and at iteration "digestat" prints a digest of every hardware-
+ * event record so far and of the counters: the harness compares it with a
+ * run that was never migrated -- the counts must be exact across migration.
  */
 #include "lwp.h"
 #include "apic.h"
@@ -43,9 +48,19 @@ volatile uint32_t lwp_in_handler;
 static uint32_t irq_spin;    /* -append irqspin=N: time spent in the handler */
 static uint32_t iterations;   /* -append iterations=N */
 
+static uint32_t events, digest_at;  /* -append events=1 digestat=N */
+
 static struct {
-    uint64_t next_ins, next_val_call, records, bad, vals;
-} seen = { 1, 0, 0, 0, 0 };
+    uint64_t next_ins, next_val_call, records, bad, vals, hw, digest;
+} seen = { 1, 0, 0, 0, 0, 0, 0xcbf29ce484222325ull };
+
+/* FNV-1a over the bytes of a value. */
+static void digest_add(uint64_t value)
+{
+    for (int i = 0; i < 8; i++) {
+        seen.digest = (seen.digest ^ ((value >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    }
+}
 
 static void on_threshold(struct ex_regs *regs)
 {
@@ -70,6 +85,11 @@ static void drain(void)
         if (r->event_id == 255) {
             seen.bad += r->data2 != seen.next_ins || r->data1 != (uint32_t)~r->data2;
             seen.next_ins = r->data2 + 1;
+        } else if (events && (r->event_id == 2 || r->event_id == 3)) {
+            digest_add(r->event_id | (uint64_t)r->flags << 8);
+            digest_add(r->ip);
+            digest_add(r->data2);
+            seen.hw++;
         } else if (r->event_id == 1) {
             /* LWPVAL call k (0-based) stores when k % 4 == 0. */
             seen.bad += r->data2 != seen.next_val_call || r->flags != 0x77;
@@ -92,6 +112,11 @@ static uintptr_t producer(uintptr_t unused)
     cb.buffer_base = (uintptr_t)ring;
     cb.threshold = NREC / 2 * 32;
     cb.event[0].interval = VAL_EVERY - 1;
+    if (events) {
+        cb.flags |= LWP_F_IRE | LWP_F_BRE;
+        cb.event[1].interval = cb.event[1].counter = 4000;
+        cb.event[2].interval = cb.event[2].counter = 700;
+    }
     llwpcb(&cb);
     printf("profiling\n");                 /* the harness waits for this */
     for (uint32_t i = 1; i <= iterations; i++) {
@@ -103,6 +128,13 @@ static uintptr_t producer(uintptr_t unused)
         }
         if (i % 1000000 == 0) {
             printf("progress %u\n", i);
+        }
+        if (events && i == digest_at) {
+            drain();
+            digest_add(cb.event[1].counter);
+            digest_add(cb.event[2].counter);
+            printf("events digest %016llx after %llu records\n",
+                   (unsigned long long)seen.digest, (unsigned long long)seen.hw);
         }
         if (i % 4096 == 0 && stop_requested()) {
             iterations = i;
@@ -143,6 +175,8 @@ int main(void)
 {
     iterations = cmdline_ulong("iterations", 200000);
     irq_spin = cmdline_ulong("irqspin", 0);
+    events = cmdline_ulong("events", 0);
+    digest_at = cmdline_ulong("digestat", 0);
     if (cmdline_ulong("nolwp", 0)) {
         return plain_run();
     }

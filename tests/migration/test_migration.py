@@ -21,6 +21,7 @@ Usage: test_migration.py QEMU_SYSTEM GUEST_IMAGE [case...]
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -37,8 +38,8 @@ STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
 # The guest profiles until the harness presses a key (see finish()), so no
 # case depends on how fast this machine runs it.
 RUN_UNTIL_KEY = 4000000000
-CASES = sys.argv[3:] or ['ping-pong', 'in-handler', 'snapshot', 'savevm', 'cancel', 'mismatch',
-                         'hostile', 'stock']
+CASES = sys.argv[3:] or ['ping-pong', 'events', 'in-handler', 'snapshot', 'savevm', 'cancel',
+                         'mismatch', 'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
 PROCESSES = []
 
@@ -241,6 +242,57 @@ def ping_pong():
         report(not any('SUMMARY' in o for o in outputs),
                'the guest was still profiling at every migration')
         finish(src, outputs, 'after the migrations the record stream is continuous')
+    finally:
+        src.kill()
+
+
+EVENTS = 'events=1 digestat=%d'
+DIGEST_AT = 2000000
+
+
+def events_digest(text):
+    m = re.search(r'events digest ([0-9a-f]+) after (\d+) records', text)
+    return m.groups() if m else None
+
+
+def events():
+    """Instructions and branches retired are counted exactly across live
+    migrations and savevm/loadvm: the guest's digest of every record and of
+    the counters at a fixed iteration equals that of a run left alone."""
+    ref = Qemu(iterations=DIGEST_AT, append=EVENTS % DIGEST_AT)
+    try:
+        ref.wait_exit(120)
+        want = events_digest(ref.debug_output())
+    finally:
+        ref.kill()
+    report(want is not None and int(want[1]) > 1000,
+           'reference run: digest %s of %s records' % want if want else 'reference run: no digest')
+    disk = os.path.join(TMP, 'events.qcow2')
+    subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', disk, '16M'], check=True)
+    drive = ['-drive', 'if=none,id=d0,format=qcow2,file=' + disk]
+    src = Qemu(append=EVENTS % DIGEST_AT, extra=drive)
+    outputs, migrations = [], 0
+    try:
+        src.wait_output('profiling')
+        for i in range(5):
+            dst = hand_over(src, 'ev%d' % i, outputs, append=EVENTS % DIGEST_AT, extra=drive)
+            if dst is None:
+                break
+            migrations += 1
+            src = dst
+            src.wait_running()
+        hmp = lambda c: src.cmd('human-monitor-command', **{'command-line': c})
+        hmp('savevm ev')
+        time.sleep(0.3)
+        hmp('loadvm ev')
+        early = any(events_digest(o) for o in outputs)
+        src.wait_output('events digest', timeout=120)
+        got = events_digest(src.debug_output())
+        report(migrations == 5 and not early,
+               '%d live migrations and a savevm/loadvm before the digest point' % migrations)
+        report(got == want, 'the same records and counters as without migration (%s)' %
+               (got[0] if got else None))
+        finish(src, outputs, 'and the LWPINS/LWPVAL stream is continuous')
     finally:
         src.kill()
 
@@ -470,7 +522,7 @@ def hostile():
 for case in CASES:
     print('# ' + case, flush=True)
     try:
-        {'ping-pong': ping_pong, 'in-handler': in_handler, 'snapshot': snapshot,
+        {'ping-pong': ping_pong, 'events': events, 'in-handler': in_handler, 'snapshot': snapshot,
          'savevm': savevm, 'stock': stock, 'cancel': cancel,
          'mismatch': mismatch, 'hostile': hostile}[case]()
     except Exception as e:                      # a harness error is a failure
