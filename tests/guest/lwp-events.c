@@ -2,10 +2,16 @@
 /*
  * Exactness of the LWP hardware events, as docs/lwp-events.rst defines them:
  * instructions retired (EventId 2) and branches retired (EventId 3), the
- * branch filters NCB/NRB/NAB, IP filtering, LLWPCB's interval minimum, two
- * events on one instruction, interrupts and exceptions in the middle of
- * counted code, context switches with XSAVE/XRSTOR, and a record whose
- * store faults.
+ * branch filters NCB/NRB/NAB (NMB/NPB ignored), IP filtering (inclusive
+ * limits, IPI, ignored without CPUID support: the lwp-events-noipf run),
+ * LLWPCB's interval minimum and counter loading, two events on one
+ * instruction, exceptions, INT n/INT3/INT1, SYSCALL/SYSENTER, far transfers,
+ * IRET and timer interrupts in the middle of counted code, REP string
+ * instructions, locked accesses across pages, XSAVE/XRSTOR at CPL 3 and in a
+ * kernel switching two tasks, LLWPCB of a new LWPCB mid-session, a CS base
+ * (legacy and compatibility mode), records whose store faults (pending in
+ * SavedEventRecord, a second one discarded), a full ring and the threshold
+ * interrupt.  Run with -icount, -smp 2 and one-insn-per-tb too (meson).
  *
  * Every workload is an assembly program run at CPL 3 whose instructions are
  * recorded by the T macro of lwp-trace.h; the expected records and counters
@@ -939,6 +945,23 @@ static void test_llwpcb(void)
     run_in_user(llw_prog, (uintptr_t)&args);
     report(cb->event[1].interval == 255 && cb->event[2].interval == 1000,
            "EventInterval 255 and 1000 kept (%u, %u)", cb->event[1].interval, cb->event[2].interval);
+
+    /* BRE not made available in LWP_CFG: dropped from Flags, not counted, not flushed. */
+    uint64_t cfg = rdmsr(MSR_LWP_CFG);
+    wrmsr(MSR_LWP_CFG, cfg & ~(uint64_t)LWP_F_BRE);
+    path_bre(&path, 5);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0);
+    prepare(cb, ring, &m, 0);
+    cb->event[2].counter = 1234;
+    set_args(&args, cb, 5);
+    run_in_user(bre_prog, (uintptr_t)&args);
+    wrmsr(MSR_LWP_CFG, cfg);
+    report(cb->flags == LWP_F_IRE, "BRE not in LWP_CFG: LLWPCB writes back Flags %#x (want IRE)",
+           cb->flags);
+    report(cb->event[2].counter == 1234, "BRE not in LWP_CFG: EventCounter3 not flushed (%u)",
+           cb->event[2].counter);
+    m.events = TR_EV_IRE;
+    verify("BRE not in LWP_CFG: IRE only", &path, &m, cb, ring, &args, 0);
 }
 
 /* ---- c: instructions retired ---------------------------------------------- */
@@ -1264,7 +1287,7 @@ static void test_faults(void)
     set_irq_handler(DE_VECTOR, NULL);
     set_irq_handler(UD_VECTOR, NULL);
     set_irq_handler(GP_VECTOR, NULL);
-    set_irq_handler(TIMER_VECTOR, NULL);
+    /* The tick handler stays: a tick may still wait in the IRR for the next STI. */
 }
 
 /* ---- h2: instructions TCG executes in pieces retire once ------------------- */
@@ -1666,6 +1689,41 @@ static void test_pending(void)
     report(pnd_cbaddr_off == 0, "(LWP was stopped in the handler)");
 }
 
+/* ---- l: the threshold interrupt for hardware-event records ------------------ */
+
+static volatile unsigned n_thr, thr_bad;
+
+static void on_threshold(struct ex_regs *regs)
+{
+    n_thr++;
+    /* The head that crossed the threshold is in the LWPCB (table 6-1). */
+    thr_bad += cb->head < 3 * 32 || (regs->cs & 3) != 3;
+    apic_eoi();
+}
+
+static void test_threshold(void)
+{
+    struct tr_cfg m;
+    const unsigned iters = 300;
+
+    set_irq_handler(LWP_VECTOR, on_threshold);
+    n_thr = thr_bad = 0;
+    path_ire(&path, iters);
+    cfg_init(&m, TR_EV_IRE, 255);
+    prepare(cb, ring, &m, 0);
+    cb->flags |= LWP_F_INT;
+    cb->threshold = 3 * 32;
+    set_args(&args, cb, iters);
+    asm volatile("sti");
+    run_in_user(ire_prog, (uintptr_t)&args);
+    asm volatile("cli");
+    set_irq_handler(LWP_VECTOR, NULL);
+    verify("IRE records with the threshold interrupt", &path, &m, cb, ring, &args, 0);
+    report(n_thr == out.nrec - 2 && !thr_bad,
+           "a threshold interrupt at CPL 3 for each of the %u stores at or above the threshold "
+           "(%u, %u bad)", out.nrec - 2, n_thr, thr_bad);
+}
+
 /* ---- k: a full ring: records are missed, counters still reset --------------- */
 
 static void test_full(void)
@@ -1742,5 +1800,6 @@ int main(void)
     test_tasks();
     test_pending();
     test_full();
+    test_threshold();
     return 0;
 }
