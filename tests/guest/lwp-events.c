@@ -517,6 +517,47 @@ asm(PROG_MACROS
     "TEND csb\n"
     ".popsection\n");
 
+/*
+ * ---- instruction-fetch faults: an instruction straddling into a page that
+ * is not present, and an absolute jump into another one.  Three pages A, B,
+ * C from ff_anchor.
+ */
+asm(PROG_MACROS
+    ".pushsection .text.lwp_ff, \"ax\"\n"
+    ".balign 4096\n"
+    "ff_anchor:\n"
+    ".globl ff_prog\n"
+    "ff_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n"
+    "TBEGIN ff\n"
+    "ff_start:\n"
+    "T ff, TX, llwpcb %eax\n"
+    "T ff, TP, mov $ff_c, %ebx\n"
+    "T ff, TR, jmp ff_pre\n"
+    ".org ff_anchor + 4096 - 8\n"
+    "ff_pre:\n"
+    ".rept 5\n"
+    "T ff, TP, nop\n"
+    ".endr\n"
+    "ff_last_a:\n"
+    "T ff, TP, nop\n"
+    "ff_straddle:\n"
+    "T ff, TP, mov $1, %eax\n"                /* bytes 4094..4098: into page B */
+    "ff_first_b:\n"
+    "T ff, TP, nop\n"
+    "ff_jmp:\n"
+    "T ff, TA, jmp *" R_BX "\n"               /* into page C */
+    ".org ff_anchor + 2 * 4096\n"
+    "ff_c:\n"
+    "T ff, TP, nop\n"
+    "ff_flush:\n"
+    "TFLUSH ff\n"
+    "ff_done:\n"
+    "TEND ff\n\t"
+    EPILOGUE
+    ".popsection\n");
+
 /* ---- a task that yields to the other one in the middle of its loop -------- */
 asm(PROG_MACROS
     ".pushsection .text\n"
@@ -583,7 +624,7 @@ asm(PROG_MACROS
 
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[];
-extern prog_fn csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn ff_prog, csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
 TR_TABLE(bre);
@@ -593,6 +634,9 @@ TR_TABLE(pnd);
 TR_TABLE(rep);
 TR_TABLE(xs);
 TR_TABLE(csb);
+TR_TABLE(ff);
+TR_LABEL(ff_anchor); TR_LABEL(ff_start); TR_LABEL(ff_done); TR_LABEL(ff_last_a);
+TR_LABEL(ff_straddle); TR_LABEL(ff_first_b); TR_LABEL(ff_jmp); TR_LABEL(ff_c);
 TR_LABEL(csb_start); TR_LABEL(csb_back); TR_LABEL(csb_done); TR_LABEL(csb_fn);
 TR_LABEL(csb_loop); TR_LABEL(csb_l); TR_LABEL(csb_l_end); TR_LABEL(csb_c);
 TR_LABEL(csb_loop_end); TR_LABEL(csb_sub); TR_LABEL(csb_fn_end);
@@ -1488,6 +1532,71 @@ static void test_cs_base(void)
     gdt[CSB_SEL >> 3] = 0;
 }
 
+/* ---- h3: instruction-fetch faults ----------------------------------------- */
+
+static volatile unsigned ff_n;
+static volatile uintptr_t ff_rip[2], ff_cr2[2];
+
+static void on_pf_fetch(struct ex_regs *regs)
+{
+    uintptr_t cr2 = read_cr2();
+    uintptr_t b = (uintptr_t)ff_anchor + PAGE_SIZE;
+
+    if (cr2 < b || cr2 >= b + 2 * PAGE_SIZE || ff_n == 2) {
+        fatal("#PF", regs);
+    }
+    ff_rip[ff_n] = regs->rip;
+    ff_cr2[ff_n] = cr2;
+    ff_n++;
+    vm_set_flags(cr2, 1, PTE_P, 0);
+}
+
+static void test_fetch_faults(void)
+{
+    static const struct {
+        const char *at;
+        unsigned id;
+        const char *what;
+    } cross[] = {
+        { NULL, 0, "fetch faults: straddling MOV, JMP into a not-present page" },
+        { ff_last_a, 2, "IRE crosses on the last instruction of page A" },
+        { ff_straddle, 2, "IRE crosses on the instruction straddling into page B" },
+        { ff_first_b, 2, "IRE crosses on the first instruction of page B" },
+        { ff_c, 2, "IRE crosses on the first instruction of page C" },
+        { ff_jmp, 3, "BRE crosses on the JMP into the not-present page C" },
+    };
+    struct tr_cfg m;
+    uintptr_t b = (uintptr_t)ff_anchor + PAGE_SIZE, c = b + PAGE_SIZE;
+
+    tr_begin(&path, ff_tab, ff_tab_end);
+    tr_span(&path, ff_start, ff_done);
+    set_irq_handler(PF_VECTOR, on_pf_fetch);
+    for (unsigned i = 0; i < sizeof(cross) / sizeof(cross[0]); i++) {
+        cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+        if (cross[i].at) {
+            int pos = tr_find(&path, cross[i].at, 0);
+            m.counter[cross[i].id] = tr_occurrences(&path, &m, cross[i].id, pos) - 1;
+        }
+        vm_set_flags(b, 2 * PAGE_SIZE, 0, PTE_P);
+        ff_n = 0;
+        prepare(cb, ring, &m, 0);
+        set_args(&args, cb, 0);
+        run_in_user(ff_prog, (uintptr_t)&args);
+        report(ff_n == 2 && ff_rip[0] == (uintptr_t)ff_straddle && ff_cr2[0] == b &&
+               ff_rip[1] == c && ff_cr2[1] == c,
+               "%s: #PF on fetch at %#lx (cr2 %#lx) and %#lx", cross[i].what,
+               (unsigned long)ff_rip[0], (unsigned long)ff_cr2[0], (unsigned long)ff_rip[1]);
+        verify(cross[i].what, &path, &m, cb, ring, &args, 0);
+        if (cross[i].at) {
+            report(ring[0].event_id == cross[i].id && ring[0].ip == (uintptr_t)cross[i].at &&
+                   (cross[i].id != 3 || ring[0].data2 == c),
+                   "%s: the record names it (%#llx)", cross[i].what,
+                   (unsigned long long)ring[0].ip);
+        }
+    }
+    set_irq_handler(PF_VECTOR, NULL);
+}
+
 /* ---- i: two tasks switched with XSAVE/XRSTOR ------------------------------- */
 
 static struct ex_regs task_regs[2];
@@ -1797,6 +1906,7 @@ int main(void)
     test_rep();
     test_user_xsave();
     test_cs_base();
+    test_fetch_faults();
     test_tasks();
     test_pending();
     test_full();
