@@ -30,6 +30,8 @@
 #define VEC_PROT     0x62       /* write-protects / unmaps the ring (once) */
 #define VEC_YIELD    0x63       /* switches tasks */
 #define VEC_DONE     0x64       /* a task has finished */
+#define OF_VECTOR    4
+#define GATE_SEL     0x5b       /* gdt[11] (and [12]): a call gate to CPL 0 */
 
 #define RING_BYTES   4096
 #define NSLOTS       (RING_BYTES / 32)
@@ -161,6 +163,8 @@ asm(PROG_MACROS
     "bre_farptr: .long bre_far\n .word " S(USER_CS) "\n"
     ".balign 8\n"
     "bre_farptr2: .long bre_fj\n .word " S(USER_CS) "\n"
+    ".balign 8\n"
+    "bre_gateptr: .long 0\n .word " S(GATE_SEL) "\n"
     ".popsection\n"
     ".pushsection .text\n"
     ".globl bre_prog\n"
@@ -231,6 +235,7 @@ asm(PROG_MACROS
     "T bre, TX, int $" S(VEC_NOP) "\n"
     "T bre, TX, int3\n"
     "T bre, TX, .byte 0xf1\n"                   /* INT1 */
+    "T bre, TX, lcall *bre_gateptr\n"           /* call gate to CPL 0: LRET */
 #ifdef __x86_64__
     "T bre, TX, syscall\n"                      /* to sys_stub: SYSRET */
 #else
@@ -258,6 +263,9 @@ asm(PROG_MACROS
 #ifndef __x86_64__
     "T bre, TP, test %ecx, %ecx\n"
     "T bre, TP, into\n"                         /* OF = 0: no trap, counted */
+    "T bre, TP, mov $0x7f, %cl\n"
+    "T bre, TP, add $1, %cl\n"
+    "T bre, TX, into\n"                         /* OF = 1: #OF trap, not counted */
 #endif
     "T bre, TP, dec %esi\n"
     "T bre, TC, jnz bre_top\n"
@@ -282,6 +290,13 @@ asm(PROG_MACROS
     "T bre, TP|TFAR, lretl\n"
     "bre_far_end:\n"
     "TEND bre\n"
+    ".globl gate_stub\n"
+    "gate_stub:\n\t"
+#ifdef __x86_64__
+    "lretq\n"
+#else
+    "lret\n"
+#endif
     ".globl sys_stub\n"
     "sys_stub:\n\t"
 #ifdef __x86_64__
@@ -623,7 +638,7 @@ asm(PROG_MACROS
     ".popsection\n");
 
 typedef uintptr_t prog_fn(uintptr_t);
-extern char sys_stub[];
+extern char sys_stub[], gate_stub[];
 extern prog_fn ff_prog, csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
@@ -894,6 +909,16 @@ static void on_bp(struct ex_regs *regs)
     n_bp++;
 }
 
+static volatile unsigned n_of;
+
+static void on_of(struct ex_regs *regs)
+{
+    if ((regs->cs & 3) != 3) {
+        fatal("#OF", regs);
+    }
+    n_of++;
+}
+
 static void on_db(struct ex_regs *regs)
 {
     if ((regs->cs & 3) != 3) {
@@ -1066,7 +1091,7 @@ static void test_bre(void)
     const unsigned iters = 60;
 
     path_bre(&path, iters);
-    n_nop = n_bp = n_db = 0;
+    n_nop = n_bp = n_db = n_of = 0;
     for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
         m.filters = runs[i].filters;
@@ -1078,6 +1103,9 @@ static void test_bre(void)
             report(n_nop == iters && n_bp == iters && n_db == iters,
                    "INT n, INT3 and INT1 each trapped %u times (%u, %u, %u)", iters, n_nop,
                    n_bp, n_db);
+#ifndef __x86_64__
+            report(n_of == iters, "INTO with OF = 1 trapped %u times (%u)", iters, n_of);
+#endif
             unsigned nbr = 0;
             for (unsigned k = 0; k < out.nrec; k++) {
                 nbr += out.rec[k].id == 3;
@@ -1896,6 +1924,18 @@ int main(void)
     set_irq_handler(VEC_NOP, on_nop);
     set_irq_handler(BP_VECTOR, on_bp);
     set_irq_handler(DB_VECTOR, on_db);
+    set_user_gate(OF_VECTOR);
+    set_irq_handler(OF_VECTOR, on_of);
+    {
+        /* A DPL 3 call gate to gate_stub in the kernel code segment. */
+        extern uint64_t gdt[];
+        uint64_t off = (uintptr_t)gate_stub;
+        gdt[GATE_SEL >> 3] = (off & 0xffff) | (uint64_t)KERNEL_CS << 16 | 0xecull << 40 |
+                             (off >> 16 & 0xffff) << 48;
+#ifdef __x86_64__
+        gdt[(GATE_SEL >> 3) + 1] = 0;
+#endif
+    }
 
     test_llwpcb();
     test_ire();
