@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -66,6 +67,7 @@ struct prog_args {
 #define R_AX "%rax"
 #define R_BX "%rbx"
 #define R_DI "%rdi"
+#define R_SI "%rsi"
 #define JCXZ "jrcxz"
 #define SYSCALL "syscall"
 #define PROLOGUE "push %rbx\n\tpush %rbp\n\t"
@@ -74,13 +76,35 @@ struct prog_args {
 #define R_AX "%eax"
 #define R_BX "%ebx"
 #define R_DI "%edi"
+#define R_SI "%esi"
 #define JCXZ "jecxz"
 #define SYSCALL "int $0x80"
 #define PROLOGUE "push %ebx\n\tpush %esi\n\tpush %edi\n\tpush %ebp\n\tmov 20(%esp), %edi\n\t"
 #define EPILOGUE "pop %ebp\n\tpop %edi\n\tpop %esi\n\tpop %ebx\n\tret\n\t"
 #endif
 
-asm(TR_ASM_MACROS
+/* SLWPCB, copies of what it flushed, LLWPCB 0 (see tests/guest/lwp-events.c). */
+#define PROG_MACROS                                                         \
+    TR_ASM_MACROS                                                           \
+    ".ifndef PROG_MACROS_DEFINED\n"                                         \
+    ".set PROG_MACROS_DEFINED, 1\n"                                         \
+    ".macro TFLUSH tab:req\n"                                               \
+    "T \\tab, TP|TSNAP, slwpcb %eax\n"                                      \
+    "T \\tab, TP, mov %eax, 12(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x84(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 16(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x8c(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 20(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x94(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 24(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x10(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 28(" R_DI ")\n"                                 \
+    "T \\tab, TP, xor %edx, %edx\n"                                         \
+    "T \\tab, TX|TSNAP, llwpcb %edx\n"                                      \
+    ".endm\n"                                                               \
+    ".endif\n"
+
+asm(PROG_MACROS
     ".pushsection .text\n"
     ".globl usr_prog\n"
     "usr_prog:\n\t"
@@ -115,18 +139,7 @@ asm(TR_ASM_MACROS
     "usr_after:\n"
     "T usr, TP|TINS, lwpins $2, %eax, %esi\n"
     "usr_flush:\n"
-    "T usr, TP|TSNAP, slwpcb %eax\n"
-    "T usr, TP, mov %eax, 12(" R_DI ")\n"
-    "T usr, TP, mov 0x84(" R_AX "), %edx\n"
-    "T usr, TP, mov %edx, 16(" R_DI ")\n"
-    "T usr, TP, mov 0x8c(" R_AX "), %edx\n"
-    "T usr, TP, mov %edx, 20(" R_DI ")\n"
-    "T usr, TP, mov 0x94(" R_AX "), %edx\n"
-    "T usr, TP, mov %edx, 24(" R_DI ")\n"
-    "T usr, TP, mov 0x10(" R_AX "), %edx\n"
-    "T usr, TP, mov %edx, 28(" R_DI ")\n"
-    "T usr, TP, xor %edx, %edx\n"
-    "T usr, TX|TSNAP, llwpcb %edx\n"
+    "TFLUSH usr\n"
     "usr_done:\n\t"
     EPILOGUE
     "usr_bad:\n\t"
@@ -138,7 +151,52 @@ asm(TR_ASM_MACROS
     "TEND usr\n"
     ".popsection\n");
 
+/*
+ * A signal in the middle of the loop: kill(pid, SIGUSR1) returns into the
+ * handler, whose instructions (and records) the sigreturn rolls back with
+ * the rest of the LWP state.
+ */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".globl sig_prog\n"
+    "sig_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %esi\n"
+    "TBEGIN sig\n"
+    "sig_start:\n"
+    "T sig, TX, llwpcb %eax\n"
+    "sig_top:\n"
+    "T sig, TP, nop\n"
+    "T sig, TP, push " R_DI "\n"
+    "T sig, TP, push " R_SI "\n"
+    "T sig, TP, mov 8(" R_DI "), %ebx\n"
+#ifdef __x86_64__
+    "T sig, TP, mov %ebx, %edi\n"
+    "T sig, TP, mov $" TR_STR(SIGUSR1) ", %esi\n"
+    "T sig, TP, mov $" TR_STR(SYS_kill) ", %eax\n"
+    "T sig, TX, syscall\n"
+#else
+    "T sig, TP, mov $" TR_STR(SIGUSR1) ", %ecx\n"
+    "T sig, TP, mov $" TR_STR(SYS_kill) ", %eax\n"
+    "T sig, TX, int $0x80\n"
+#endif
+    "T sig, TP, pop " R_SI "\n"
+    "T sig, TP, pop " R_DI "\n"
+    "T sig, TP, dec %esi\n"
+    "T sig, TC, jnz sig_top\n"
+    "sig_after:\n"
+    "T sig, TP, nop\n"
+    "TFLUSH sig\n"
+    "sig_done:\n\t"
+    EPILOGUE
+    "TEND sig\n"
+    ".popsection\n");
+
 void usr_prog(struct prog_args *a);
+void sig_prog(struct prog_args *a);
+TR_TABLE(sig);
+TR_LABEL(sig_start); TR_LABEL(sig_top); TR_LABEL(sig_after); TR_LABEL(sig_done);
 TR_TABLE(usr);
 TR_LABEL(usr_start); TR_LABEL(usr_top); TR_LABEL(usr_l); TR_LABEL(usr_l_end); TR_LABEL(usr_c1); TR_LABEL(usr_t);
 TR_LABEL(usr_after); TR_LABEL(usr_done); TR_LABEL(usr_fn); TR_LABEL(usr_fn_end);
@@ -179,7 +237,19 @@ static void cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter)
     m->fault_rec = -1;
 }
 
-static void run(const struct tr_cfg *m, unsigned iters)
+static volatile unsigned handler_runs;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    /* Enough instructions and branches to cross both counters, and a record. */
+    for (volatile int i = 0; i < 1000; i++) {
+    }
+    asm volatile("lwpins $0x5160, %0, %1" : : "r"(0xdead), "r"(0) : "memory", "cc");
+    handler_runs++;
+}
+
+static void run_prog(void (*prog)(struct prog_args *), const struct tr_cfg *m, unsigned iters)
 {
     memset(&cb, 0, sizeof(cb));
     memset(ring, 0, sizeof(ring));
@@ -196,9 +266,15 @@ static void run(const struct tr_cfg *m, unsigned iters)
     memset(&args, 0xee, sizeof(args));
     args.cb = (uintptr_t)&cb;
     args.iters = iters;
+    args.pid = getpid();
     barrier();
-    usr_prog(&args);
+    prog(&args);
     barrier();
+}
+
+static void run(const struct tr_cfg *m, unsigned iters)
+{
+    run_prog(usr_prog, m, iters);
 }
 
 static void verify(const char *what, const struct tr_cfg *m)
@@ -300,6 +376,18 @@ int main(void)
     report(dec == (int32_t)counted && sys == iters,
            "%s is not counted: IRE decrement %d (want %u; counting it would give %u)",
            SYSCALL, dec, counted, counted + sys);
+
+    /* A signal handler's instructions are rolled back by sigreturn. */
+    tr_begin(&path, sig_tab, sig_tab_end);
+    tr_span(&path, sig_start, sig_top);
+    tr_span_n(&path, sig_top, sig_after, 40);
+    tr_span(&path, sig_after, sig_done);
+    signal(SIGUSR1, on_usr1);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 100);
+    handler_runs = 0;
+    run_prog(sig_prog, &m, 40);
+    report(handler_runs == 40, "the handler ran 40 times (%u)", handler_runs);
+    verify("a signal handler after each kill(): its counts are rolled back", &m);
 
     printf("%d passed, %d failed\n", tests - failures, failures);
     return failures != 0;
