@@ -1005,6 +1005,12 @@ static void test_llwpcb(void)
            tr_field(args.slw_c2));
     verify("LLWPCB with EventCounter2 = 300", &path, &m, cb, ring, &args, 0);
 
+    /* The largest counter (2^25 - 1) counts down exactly. */
+    path_ire(&path, 100);
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 0x1ffffff);
+    run_and_verify("EventCounter 2^25 - 1", ire_prog, &path, &m, 100);
+    path_llw(&path);
+
     /* Intervals at or above the minimum are kept. */
     cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
     m.interval[2] = 255;
@@ -1173,6 +1179,37 @@ static void test_ipf(void)
     m.filters = TR_F_IPI;
     snprintf(what, sizeof(what), "IPI without IPF: no filtering");
     run_and_verify(what, ire_prog, &path, &m, 200);
+
+    /* Limits inside the 300-instruction straight-line block (one long TB). */
+    uint32_t i100 = path.tab[path.idx[100]].start, i200 = path.tab[path.idx[200]].start;
+    m.filters = TR_F_IPF;
+    m.base_ip = i100;
+    m.limit_ip = i200;
+    snprintf(what, sizeof(what), "IPF [100th, 200th] of a straight-line block%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+    m.base_ip = i100 + 1;
+    m.limit_ip = i200 - 1;
+    snprintf(what, sizeof(what), "IPF [100th+1, 200th-1] of a straight-line block%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+    m.filters = TR_F_IPF | TR_F_IPI;
+    snprintf(what, sizeof(what), "IPF|IPI [100th+1, 200th-1] of a straight-line block%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+    m.filters = TR_F_IPF;
+    m.base_ip = i200;
+    m.limit_ip = i100;
+    snprintf(what, sizeof(what), "IPF with BaseIP > LimitIP: nothing in range%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+#ifdef __x86_64__
+    /* 64-bit limits: a LimitIP truncated to 32 bits would make the range empty. */
+    m.base_ip = (uintptr_t)ire_lea;
+    m.limit_ip = (1ull << 32) | ((uintptr_t)ire_lea - 1);
+    snprintf(what, sizeof(what), "IPF [lea, 2^32 + lea - 1]: 64-bit LimitIP%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+    m.base_ip = (1ull << 32) | (uintptr_t)ire_lea;
+    m.limit_ip = ~0ull;
+    snprintf(what, sizeof(what), "IPF [2^32 + lea, 2^64 - 1]: 64-bit BaseIP%s", note);
+    run_and_verify(what, ire_prog, &path, &m, 200);
+#endif
 
     path_bre(&path, 30);
     cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 100);
