@@ -1348,7 +1348,7 @@ static void test_faults(void)
      * loaded host a run may see none: try again (each run is exact anyway).
      */
     unsigned attempt;
-    for (attempt = 1; attempt <= 10; attempt++) {
+    for (attempt = 1; attempt <= 50; attempt++) {
         n_bp = n_db = n_de = n_ud = n_gp = n_pf = n_unmap = n_tick = 0;
         prepare(cb, ring, &m, 0);
         set_args(&args, cb, iters);
