@@ -92,19 +92,25 @@ void x86_lwp_state_changed(CPUX86State *env)
 void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+    uint32_t ire_left = LWP_UNWIND_IRE(unwind);
+    uint32_t branch = LWP_UNWIND_BRANCH(unwind);
 
     if (t->tb_uncharged) {
-        /* Nothing was charged; a gathering instruction did not retire. */
+        /* Nothing of this TB was charged. */
         t->tb_uncharged = 0;
-        t->gathering = 0;
         return;
     }
+    if (t->gathering) {
+        /* Its last instruction, to be counted when it retires, was not. */
+        t->gathering = 0;
+        ire_left = ire_left ? ire_left - 1 : 0;
+        branch = LWP_BRANCH_NONE;
+    }
     if (tb_flags & HF_LWP_IRE_MASK) {
-        env->lwp.counter[LWP_EVENT_IRE] += LWP_UNWIND_IRE(unwind);
+        env->lwp.counter[LWP_EVENT_IRE] += ire_left;
     }
     if (tb_flags & HF_LWP_BRE_MASK) {
-        env->lwp.counter[LWP_EVENT_BRE] +=
-            t->branch_weight[LWP_UNWIND_BRANCH(unwind)];
+        env->lwp.counter[LWP_EVENT_BRE] += t->branch_weight[branch];
     }
 }
 

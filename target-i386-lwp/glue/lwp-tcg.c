@@ -337,9 +337,8 @@ void helper_lwp_tb_slow(CPUX86State *env)
         t->tb_uncharged = 1;
         break;
     case LWP_TB_GATHER:
-        t->tb_uncharged = 1;
         t->gathering = 1;
-        t->insn_ip = env->eip;
+        t->insn_ip = tb.last_ip;
         break;
     case LWP_TB_SPLIT:
         trace_lwp_tb_split(env->eip, split);

@@ -17,7 +17,7 @@ typedef struct QemuLwpDisas {
     uint8_t branch;           /* its LwpBranchClass */
     uint8_t len;              /* its length */
     bool rep;                 /* it is a REP string instruction */
-    bool single;              /* TB of one instruction requested by LWP */
+    bool single;              /* cut to length: its last insn may gather */
 } QemuLwpDisas;
 
 struct DisasContext;

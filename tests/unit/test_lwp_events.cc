@@ -118,17 +118,19 @@ TEST_F(Events, WholeTbIsChargedWhenNoCounterCrosses)
     EXPECT_EQ(st.counter[LWP_EVENT_BRE], 299);
 }
 
-TEST_F(Events, CrossingInsideATbSplitsItBeforeTheCrossingInstruction)
+TEST_F(Events, CrossingInsideATbCutsItAfterTheCrossingInstruction)
 {
     start_events(kIre, 0x1000, 3);
     uint32_t split;
     EXPECT_EQ(plan(tb(10), &split), LWP_TB_SPLIT);
-    EXPECT_EQ(split, 3u);                       // the 4th instruction crosses
+    EXPECT_EQ(split, 4u);                       // the 4th instruction crosses
     EXPECT_EQ(st.counter[LWP_EVENT_IRE], 3);    // nothing charged
-    EXPECT_EQ(plan(tb(3), &split), LWP_TB_CHARGE);
+    // Cut to 4: the first 3 are charged, the 4th gathers when it retires.
+    EXPECT_EQ(plan(tb(4, LWP_BRANCH_NONE, true), &split), LWP_TB_GATHER);
     EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0);
-    // The crossing instruction runs alone and gathers when it retires.
-    EXPECT_EQ(plan(tb(7), &split), LWP_TB_SPLIT);
+    // A TB that is not cut to length is cut first, even at its last one.
+    st.counter[LWP_EVENT_IRE] = 0;
+    EXPECT_EQ(plan(tb(1), &split), LWP_TB_SPLIT);
     EXPECT_EQ(split, 1u);
     EXPECT_EQ(plan(tb(1, LWP_BRANCH_NONE, true), &split), LWP_TB_GATHER);
     EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0);
@@ -139,7 +141,9 @@ TEST_F(Events, BranchCrossingSplitsOffTheBranch)
     start_events(kBre, 0x1000, 0);
     uint32_t split;
     EXPECT_EQ(plan(tb(5, LWP_BRANCH_REL), &split), LWP_TB_SPLIT);
-    EXPECT_EQ(split, 4u);
+    EXPECT_EQ(split, 5u);
+    EXPECT_EQ(plan(tb(5, LWP_BRANCH_REL, true), &split), LWP_TB_GATHER);
+    EXPECT_EQ(st.counter[LWP_EVENT_BRE], 0);    // the branch counts as it retires
     EXPECT_EQ(plan(tb(5, LWP_BRANCH_NONE), &split), LWP_TB_CHARGE);
     EXPECT_EQ(st.counter[LWP_EVENT_BRE], 0);
     st.filters = LWP_FILTER_NRB;                 // a filtered branch never crosses
