@@ -11,18 +11,7 @@
 #include <string.h>
 #include <x86intrin.h>
 
-struct lwpcb {
-    uint32_t flags, buffer_size;
-    uint64_t buffer_base;
-    uint32_t head, reserved0;
-    uint64_t missed;
-    uint32_t threshold, filters;
-    uint64_t base_ip, limit_ip, reserved1;
-    uint32_t tail, reserved2;
-    uint64_t software[2];
-    uint8_t reserved3[0x80 - 88];
-    struct { uint32_t interval, counter; } event[3];
-} __attribute__((packed, aligned(64)));
+#include "../common/lwp-user-abi.h"
 
 static struct lwpcb cb;
 static uint8_t ring[32 * 1024] __attribute__((aligned(64)));

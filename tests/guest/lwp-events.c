@@ -78,25 +78,6 @@ struct prog_args {
  * flushes the count of the instructions before it), copies of what it
  * flushed, then LLWPCB 0, which flushes again and is not counted.
  */
-#define PROG_MACROS                                                         \
-    TR_ASM_MACROS                                                           \
-    ".ifndef PROG_MACROS_DEFINED\n"                                         \
-    ".set PROG_MACROS_DEFINED, 1\n"                                         \
-    ".macro TFLUSH tab:req\n"                                               \
-    "T \\tab, TP|TSNAP, slwpcb %eax\n"                                      \
-    "T \\tab, TP, mov %eax, 12(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x84(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 16(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x8c(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 20(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x94(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 24(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x10(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 28(" R_DI ")\n"                                 \
-    "T \\tab, TP, xor %edx, %edx\n"                                         \
-    "T \\tab, TX|TSNAP, llwpcb %edx\n"                                      \
-    ".endm\n"                                                               \
-    ".endif\n"
 
 /* ---- LLWPCB then the flush, nothing else --------------------------------- */
 asm(PROG_MACROS

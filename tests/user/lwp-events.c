@@ -38,18 +38,7 @@ static void report(int pass, const char *fmt, ...)
 #define RING_BYTES 4096
 #define NSLOTS (RING_BYTES / 32)
 
-struct lwpcb {
-    uint32_t flags, buffer_size;
-    uint64_t buffer_base;
-    uint32_t head, reserved0;
-    uint64_t missed;
-    uint32_t threshold, filters;
-    uint64_t base_ip, limit_ip, reserved1;
-    uint32_t tail, reserved2;
-    uint64_t software[2];
-    uint8_t reserved3[0x80 - 88];
-    struct { uint32_t interval, counter; } event[3];
-} __attribute__((packed, aligned(64)));
+#include "../common/lwp-user-abi.h"
 
 /* Shared with the program (offsets used in the assembly below). */
 struct prog_args {
@@ -84,25 +73,6 @@ struct prog_args {
 #endif
 
 /* SLWPCB, copies of what it flushed, LLWPCB 0 (see tests/guest/lwp-events.c). */
-#define PROG_MACROS                                                         \
-    TR_ASM_MACROS                                                           \
-    ".ifndef PROG_MACROS_DEFINED\n"                                         \
-    ".set PROG_MACROS_DEFINED, 1\n"                                         \
-    ".macro TFLUSH tab:req\n"                                               \
-    "T \\tab, TP|TSNAP, slwpcb %eax\n"                                      \
-    "T \\tab, TP, mov %eax, 12(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x84(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 16(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x8c(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 20(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x94(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 24(" R_DI ")\n"                                 \
-    "T \\tab, TP, mov 0x10(" R_AX "), %edx\n"                               \
-    "T \\tab, TP, mov %edx, 28(" R_DI ")\n"                                 \
-    "T \\tab, TP, xor %edx, %edx\n"                                         \
-    "T \\tab, TX|TSNAP, llwpcb %edx\n"                                      \
-    ".endm\n"                                                               \
-    ".endif\n"
 
 asm(PROG_MACROS
     ".pushsection .text\n"

@@ -17,25 +17,8 @@
 #define NREC 4096
 #define LOOPS 20000
 
-struct lwpcb {
-    uint32_t flags, buffer_size;
-    uint64_t buffer_base;
-    uint32_t head, reserved0;
-    uint64_t missed;
-    uint32_t threshold, filters;
-    uint64_t base_ip, limit_ip, reserved1;
-    uint32_t tail, reserved2;
-    uint64_t software[2];
-    uint8_t reserved3[0x80 - 88];
-    struct { uint32_t interval, counter; } event[3];
-} __attribute__((packed, aligned(64)));
+#include "../common/lwp-user-abi.h"
 
-struct lwp_record {
-    uint8_t event_id, core_id;
-    uint16_t flags;
-    uint32_t data1;
-    uint64_t ip, data2, reserved;
-} __attribute__((packed));
 
 static struct lwpcb cb;
 static struct lwp_record ring[NREC] __attribute__((aligned(64)));

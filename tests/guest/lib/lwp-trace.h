@@ -475,4 +475,30 @@ static inline int32_t tr_field(uint32_t v)
     return (v & 0x02000000) ? (int32_t)(v | 0xfc000000) : (int32_t)v;
 }
 
+/*
+ * The flush at the end of each lwp-events program (guest and linux-user):
+ * SLWPCB, then its result and EventCounter1..3 and BufferHeadOffset copied
+ * into struct prog_args at [R_DI] (offsets 12..28), then LLWPCB 0.  The
+ * including file defines R_AX and R_DI for its mode.
+ */
+#define PROG_MACROS                                                         \
+    TR_ASM_MACROS                                                           \
+    ".ifndef PROG_MACROS_DEFINED\n"                                         \
+    ".set PROG_MACROS_DEFINED, 1\n"                                         \
+    ".macro TFLUSH tab:req\n"                                               \
+    "T \\tab, TP|TSNAP, slwpcb %eax\n"                                      \
+    "T \\tab, TP, mov %eax, 12(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x84(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 16(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x8c(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 20(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x94(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 24(" R_DI ")\n"                                 \
+    "T \\tab, TP, mov 0x10(" R_AX "), %edx\n"                               \
+    "T \\tab, TP, mov %edx, 28(" R_DI ")\n"                                 \
+    "T \\tab, TP, xor %edx, %edx\n"                                         \
+    "T \\tab, TX|TSNAP, llwpcb %edx\n"                                      \
+    ".endm\n"                                                               \
+    ".endif\n"
+
 #endif
