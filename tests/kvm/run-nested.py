@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""End-to-end nested test of LWP without LWP hardware.
+
+L0: our qemu-system-x86_64 under TCG, with an AMD CPU model offering SVM and
+    LWP, boots Debian's kernel with the initramfs of
+    scripts/build-nested-image.sh (built first, incrementally).
+L1: that kernel loads the KVM modules (Debian's, or the patched ones of
+    build/kvm-modules/<kernel-version>/) and runs the same QEMU binary with
+    -accel kvm -cpu host on the guest test images (L2), the way
+    tests/guest/run_guest.py runs them, then live-migrates the
+    tests/guest/lwp-migrate guest between two L1 QEMU processes (HMP over
+    pipe chardevs; the destination gets the key press that ends the run).
+
+This harness reads L1's serial console (tests/kvm/l1-init.sh writes it),
+judges every step and prints PASS:/FAIL:/SKIP: lines, the timings and the
+closing line 'N passed, N failed'.  Exit status: 0 when nothing failed, 77
+(meson's skip) when L1 has no /dev/kvm, 1 otherwise.  The whole serial log,
+with the host time of every line, is kept in build/nested/serial.log.
+
+Usage:
+  tests/kvm/run-nested.py                     # everything, defaults below
+  tests/kvm/run-nested.py --tests smoke-64 --migrate none
+  tests/kvm/run-nested.py --lwp force         # run LWP tests even when KVM
+                                              # does not offer LWP (expect FAILs)
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'common'))
+from checks import report  # noqa: E402
+import checks  # noqa: E402
+
+DEFAULT_TESTS = ('smoke-64,smoke-32,lwp-absent-64,lwp-absent-32,lwp-cpuid-64,lwp-cpuid-32,'
+                 'lwp-insn-64,lwp-insn-32,lwp-xsave-64,lwp-xsave-32,lwp-fault-64,lwp-fault-32,'
+                 'demo-lwp-64,demo-lwp-32,lwp-migrate-64,lwp-migrate-32,'
+                 'lwp-events-64,lwp-events-32')
+DEFAULT_CPU = 'Opteron_G5-v2,+svm,+npt,+lwp,+lwpval,+lwpire,+lwpbre,+lwpint'
+EXPECT = os.path.join(ROOT, 'tests', 'user', 'lwp-msvc-port.expected')
+skipped = 0
+
+
+def skip(what):
+    global skipped
+    print('SKIP: ' + what, flush=True)
+    skipped += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--qemu', default=os.path.join(ROOT, 'build', 'qemu', 'qemu-system-x86_64'),
+                    help='L0 QEMU (also packed into the image for L1)')
+    ap.add_argument('--outdir', default=os.path.join(ROOT, 'build', 'nested'),
+                    help='image directory (kernel, initramfs, serial.log)')
+    ap.add_argument('--no-build', action='store_true', help='use the existing image as it is')
+    ap.add_argument('--cpu', default=DEFAULT_CPU, help='L0 CPU model (default %(default)s)')
+    ap.add_argument('--mem', default='2G', help='L0 memory (default %(default)s)')
+    ap.add_argument('--tests', default=DEFAULT_TESTS,
+                    help='comma-separated guest images to run in L2 (default: %(default)s)')
+    ap.add_argument('--migrate', default='lwp-migrate-64',
+                    help="guest image to live-migrate inside L1, or 'none'")
+    ap.add_argument('--lwp', choices=('auto', 'force'), default='auto',
+                    help='force: run the LWP tests even when KVM does not offer LWP')
+    ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
+    ap.add_argument('--timeout', type=int, default=1800, help='limit of the whole L0 run (s)')
+    ap.add_argument('--verbose', action='store_true',
+                    help='echo every serial line (default: L1/L2 lines and kernel lines about KVM)')
+    args = ap.parse_args()
+
+    t_start = time.monotonic()
+    image_info = ''
+    if not args.no_build:
+        env = dict(os.environ, QEMU_LWP_QEMU_BUILDDIR=os.path.dirname(os.path.abspath(args.qemu)))
+        r = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'build-nested-image.sh'),
+                            args.outdir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env=env)
+        for line in r.stdout.splitlines():
+            if line.startswith('nested-image:') or 'error' in line:
+                print('# ' + line)
+        if r.returncode != 0:
+            report(False, 'build the L1 image (scripts/build-nested-image.sh)')
+            checks.summary_exit()
+    t_built = time.monotonic()
+    kernel = os.path.join(args.outdir, 'vmlinuz')
+    initrd = os.path.join(args.outdir, 'initramfs.cpio.gz')
+    try:
+        image_info = open(os.path.join(args.outdir, 'image.info')).read()
+        print('# image: ' + image_info.strip().replace('\n', '; '))
+        print('# modules: ' + open(os.path.join(args.outdir, 'modules.txt')).read()
+              .strip().replace('\n', '; '))
+    except OSError:
+        pass
+
+    # lwp-events expects IP filtering where L0's CPU offers it.
+    ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d'
+              % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf))
+    cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
+           '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
+           '-kernel', kernel, '-initrd', initrd, '-append', append]
+    print('# ' + ' '.join("'%s'" % a if ' ' in a else a for a in cmd), flush=True)
+
+    log_path = os.path.join(args.outdir, 'serial.log')
+    lines = []                                   # (seconds since L0 start, text)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    timer = threading.Timer(args.timeout, proc.kill)
+    timer.start()
+    progress = 0
+    with open(log_path, 'w') as log:
+        for raw in proc.stdout:
+            t = time.monotonic() - t0
+            text = raw.decode(errors='replace').rstrip('\r\n')
+            lines.append((t, text))
+            log.write('%8.2f %s\n' % (t, text))
+            log.flush()
+            if re.search(r'\| progress \d+$', text):
+                progress += 1
+                if not args.verbose:
+                    continue
+            if (args.verbose or text.startswith(('L1', 'L2', '@@', 'qemu-system')) or
+                    re.search(r'kvm|svm|lwp|panic|BUG|Oops|Call Trace|error', text, re.I)):
+                print('%8.2f %s' % (t, text), flush=True)
+    rc = proc.wait()
+    timed_out = not timer.is_alive() and rc != 0
+    timer.cancel()
+    t_end = time.monotonic()
+    print('# L0 exited with status %d after %.1f s (%d progress lines not shown; serial log: %s)'
+          % (rc, t_end - t0, progress, log_path))
+    judge(args, lines, timed_out)
+    timing(lines, t_built - t_start, t_end - t0, t_end - t_start)
+    if not any(l.startswith('@@L1-KVM') for _, l in lines) and \
+            any(l.startswith('@@L1-NOKVM') for _, l in lines) and not checks.failed:
+        print('%d passed, %d failed' % (checks.passed, checks.failed))
+        sys.exit(77)
+    checks.summary_exit()
+
+
+def first(lines, prefix):
+    for t, l in lines:
+        if l.startswith(prefix):
+            return t, l
+    return None, None
+
+
+def judge(args, lines, timed_out):
+    texts = [l for _, l in lines]
+    t_init, _ = first(lines, '@@L1-INIT')
+    report(t_init is not None, 'L0 (TCG, -cpu %s) boots the L1 kernel to /init%s'
+           % (args.cpu, ' in %.1f s' % t_init if t_init is not None else ''))
+    if t_init is None:
+        tail(texts)
+        return
+    for l in texts:
+        m = re.match(r'L1: insmod (\S+) \((\w+), .*\): (ok|FAILED.*)', l)
+        if m:
+            report(m.group(3) == 'ok', 'L1 loads %s (%s)%s' % (
+                m.group(1), m.group(2), '' if m.group(3) == 'ok' else ': ' + m.group(3)))
+    _, nokvm = first(lines, '@@L1-NOKVM')
+    if nokvm:
+        reason = nokvm.split(' ', 1)[1]
+        for name in args.tests.split(','):
+            skip('L2 %s: %s' % (name, reason))
+        if args.migrate != 'none':
+            skip('live migration of %s in L1: %s' % (args.migrate, reason))
+        return
+    report('@@L1-KVM' in texts, 'L1 has /dev/kvm (nested SVM on TCG)')
+    lwp = 'yes' if '@@L1-LWP yes' in texts else 'no' if '@@L1-LWP no' in texts else '?'
+    print('# KVM in L1 offers LWP to -cpu host: %s' % lwp)
+
+    for name in args.tests.split(','):
+        judge_l2(name, lines)
+    judge_migration(args, lines)
+    done = '@@L1-DONE' in ' '.join(texts)
+    report(done, 'L1 ran to the end' + (' (L0 timed out after %d s)' % args.timeout
+                                        if timed_out else ''))
+    if not done:
+        tail(texts)
+
+
+def tail(texts, n=25):
+    for l in texts[-n:]:
+        print('  | ' + l)
+
+
+def judge_l2(name, lines):
+    """The verdict of tests/guest/run_guest.py, on the lines L1 relayed."""
+    texts = [l for _, l in lines]
+    for l in texts:
+        if l.startswith('@@L2-SKIP %s ' % name):
+            skip('L2 %s: %s' % (name, l.split(' ', 2)[2]))
+            return
+    t_begin, begin = first(lines, '@@L2-BEGIN %s ' % name)
+    if begin is None:
+        report(False, 'L2 %s: never started' % name)
+        return
+    t_end, _ = first(lines, '@@L2-END %s ' % name)
+    prefix = 'L2 %s| ' % name
+    out = [l[len(prefix):] for l in texts if l.startswith(prefix)]
+    rc = None
+    for l in out:
+        if l.startswith('@@rc '):
+            rc = int(l.split()[1])
+    passed = sum(1 for l in out if l.startswith('PASS:'))
+    failed = [l for l in out if l.startswith('FAIL:')]
+    summary = any(l.startswith('SUMMARY:') for l in out)
+    problems = []
+    if name.startswith('demo-lwp'):
+        want = open(EXPECT).read().splitlines()
+        if not any(out[i:i + len(want)] == want for i in range(len(out))):
+            problems.append('output lacks the block of %s' % os.path.basename(EXPECT))
+    if rc != 1:
+        problems.append('qemu exit status %s%s' % (
+            rc, ' (guest exit code %d)' % (rc >> 1) if rc is not None and rc & 1 else ''))
+    if not summary:
+        problems.append('no SUMMARY line')
+    if failed:
+        problems.append('%d FAIL lines: %s' % (len(failed), ' | '.join(failed[:3])))
+    if not passed:
+        problems.append('no PASS line')
+    took = ' in %.1f s' % (t_end - t_begin) if t_end is not None else ''
+    cpu = re.search(r'cpu=(\S+)', begin).group(1)
+    report(not problems, 'L2 %s under KVM in L1 (-cpu %s): %d checks passed%s%s' % (
+        name, cpu, passed, took, '' if not problems else ': ' + '; '.join(problems)))
+
+
+def judge_migration(args, lines):
+    if args.migrate == 'none':
+        return
+    texts = [l for _, l in lines]
+    for l in texts:
+        if l.startswith('@@MIG-SKIP '):
+            skip('live migration of %s %s' % (args.migrate, l.split(' ', 1)[1]))
+    t_begin, begin = first(lines, '@@MIG-BEGIN ')
+    if begin is None:
+        report(False, 'live migration in L1: never started')
+        return
+    mode = re.search(r'mode=(\w+)', begin).group(1)
+    _, end = first(lines, '@@MIG-END ')
+    _, status = first(lines, '@@MIG-STATUS ')
+    _, key = first(lines, '@@MIG-KEY ')
+    src = [l[len('L2 mig-src| '):] for l in texts if l.startswith('L2 mig-src| ')]
+    dst = [l[len('L2 mig-dst| '):] for l in texts if l.startswith('L2 mig-dst| ')]
+    hmp = {k: v for k, v in (l[len('L1 hmp-src| '):].split(': ', 1) for l in texts
+                             if l.startswith('L1 hmp-src| ') and ': ' in l)}
+    st = status.split()[1] if status else 'none'
+    report(st == 'completed', 'L1 live migration %s -> %s (%s guest): %s (total time %s, '
+           'downtime %s)' % ('src', 'dst', mode, st, hmp.get('total time', '?'),
+                             hmp.get('downtime', '?')))
+    report(src and not any(l.startswith('SUMMARY') for l in src),
+           'the source guest was still running when migrated (%d progress lines)'
+           % sum(1 for l in src if l.startswith('progress')))
+    report(key is not None and int(re.search(r'dst_progress=(\d+)', key).group(1)) > 0,
+           'the guest went on running on the destination')
+    want = 'SUMMARY: 5 tests, 0 failures' if mode == 'lwp' else 'SUMMARY: 2 tests, 0 failures'
+    rc = re.search(r'rc=(\d+)', end).group(1) if end else None
+    both = src + dst
+    ok = (rc == '1' and any(l.startswith(want) for l in dst) and
+          not any(l.startswith('FAIL') for l in both))
+    for l in dst:
+        if l.startswith(('PASS', 'FAIL', 'SUMMARY')):
+            print('  guest: ' + l)
+    report(ok, "the destination's guest passed after the key press (%s; qemu exit status %s)"
+           % ('LWP record stream continuous' if mode == 'lwp' else 'run without LWP', rc))
+
+
+def timing(lines, build, l0, total):
+    t_init, _ = first(lines, '@@L1-INIT')
+    t_kernel = next((t for t, l in lines if l.startswith('[')), None)
+    t_kvm, _ = first(lines, '@@L1-KVM')
+    print('TIMING: image build/check %.1f s' % build)
+    if t_kernel is not None:
+        print('TIMING: L0 start to first kernel line %.1f s' % t_kernel)
+    if t_init is not None:
+        print('TIMING: L0 start to L1 /init %.1f s' % t_init)
+    if t_kvm is not None:
+        print('TIMING: L0 start to /dev/kvm ready %.1f s' % t_kvm)
+    begins = {}
+    for t, l in lines:
+        m = re.match(r'@@(L2|MIG)-(BEGIN|END) (\S+)', l)
+        if m:
+            key = (m.group(1), m.group(3))
+            if m.group(2) == 'BEGIN':
+                begins[key] = t
+            elif key in begins:
+                print('TIMING: %s %s %.1f s' % ('L2 test' if m.group(1) == 'L2' else
+                                                 'migration run', key[1], t - begins[key]))
+    print('TIMING: L0 run %.1f s, total %.1f s' % (l0, total))
+    if skipped:
+        print('# %d skipped' % skipped)
+
+
+if __name__ == '__main__':
+    main()
