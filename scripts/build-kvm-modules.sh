@@ -156,21 +156,21 @@ PATCHED=$KVM_SRC_ROOT/patched
 OBJ=$KVM_SRC_ROOT/build-$REL
 mkdir -p "$KVM_SRC_ROOT"
 
-if [ "$(cat "$PRISTINE/.qemu-lwp-source" 2>/dev/null)" != "$SRC_PKG $src_ver" ]; then
+PRISTINE_STAMP=$KVM_SRC_ROOT/.pristine-source
+if [ ! -d "$PRISTINE" ] || [ "$(cat "$PRISTINE_STAMP" 2>/dev/null)" != "$SRC_PKG $src_ver" ]; then
     step "extracting arch/x86/kvm and virt/kvm from $SRC_PKG $src_ver"
     rm -rf "$PRISTINE" "$PRISTINE.tmp"
     mkdir -p "$PRISTINE.tmp"
     tar -xJf "$SRC_TARBALL" -C "$PRISTINE.tmp" --strip-components=1 \
         "$SRC_TOPDIR/arch/x86/kvm" "$SRC_TOPDIR/virt/kvm" ||
         die "could not extract arch/x86/kvm and virt/kvm from $SRC_TARBALL"
-    echo "$SRC_PKG $src_ver" >"$PRISTINE.tmp/.qemu-lwp-source"
     mv "$PRISTINE.tmp" "$PRISTINE"
+    echo "$SRC_PKG $src_ver" >"$PRISTINE_STAMP"
 fi
 
 step "applying patches/linux/series (${#PATCHES[@]} patches, no fuzz)"
 rm -rf "$PATCHED.tmp"
 cp -a "$PRISTINE" "$PATCHED.tmp"
-rm -f "$PATCHED.tmp/.qemu-lwp-source"
 for p in "${PATCHES[@]}"; do
     if ! out=$(patch -d "$PATCHED.tmp" -p1 -F0 -N --batch --dry-run <"$LINUX_SERIES_DIR/$p" 2>&1); then
         printf '%s\n' "$out" >&2
