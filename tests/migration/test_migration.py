@@ -486,8 +486,8 @@ def hostile():
     # buffer_base 28, size 36, head 40, flags 44, filters 48, counters 52,
     # pending record 80.
     edits = [
-        ('source capabilities claim lwpire', base + 8, (0x8000000F).to_bytes(4, 'big'),
-         "lacks LWP capability 'lwpire'"),
+        ('source capabilities claim lwpdme', base + 8, (0x80000013).to_bytes(4, 'big'),
+         "lacks LWP capability 'lwpdme'"),
         ('BufferSize below the minimum', base + 36, (64).to_bytes(4, 'big'), 'BufferSize'),
         ('BufferHeadOffset beyond BufferSize', base + 40, (0x10000).to_bytes(4, 'big'),
          'BufferHeadOffset'),
