@@ -168,9 +168,14 @@ void x86_lwp_set_xsave_image(CPUX86State *env, const uint8_t *area,
                              bool present)
 {
     static const uint8_t init_area[LWP_XSAVE_SIZE];
+    const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
+    /*
+     * Not filtered by LWP_CFG: KVM hands over the XSAVE image before the
+     * MSRs, so env->lwp_cfg may not be the guest's yet.
+     */
     LwpCpuEnv cpu = {
-        .caps = &env_archcpu(env)->lwp_caps,
-        .lwp_cfg = env->lwp_cfg,
+        .caps = caps,
+        .lwp_cfg = caps->features,
         .cpl = 0,
         .long_mode = env->hflags & HF_LMA_MASK,
         .va_bits = 48,

@@ -82,10 +82,18 @@ static void test_image(void)
     report(zero, "image: bytes 88-127 zero");
     report(cb_a.head == 0, "XSAVE does not write the LWPCB");
 
+    /* XSAVEOPT only where CPUID 0Dh.1 EAX[0] has it (not on family 15h models). */
+    uint32_t xs1, unused;
+    cpuid_count(0xd, 1, &xs1, &unused, &unused, &unused);
+    bool has_xsaveopt = xs1 & 1;
     memset(area_b, 0, XSAVE_SIZE);
-    asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
-    report((*bv(area_b) & XCR0_LWP) && memcmp(area_b + LWP_OFF, area_a + LWP_OFF, 128) == 0,
-           "XSAVEOPT saves the same image while LWP is enabled");
+    if (has_xsaveopt) {
+        asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+        report((*bv(area_b) & XCR0_LWP) && memcmp(area_b + LWP_OFF, area_a + LWP_OFF, 128) == 0,
+               "XSAVEOPT saves the same image while LWP is enabled");
+    } else {
+        report_skip("XSAVEOPT not enumerated");
+    }
 
     /* Processor supplied values disable LWP (spec 7.5, 8.7.2). */
     memset(area_b, 0, XSAVE_SIZE);
@@ -97,9 +105,11 @@ static void test_image(void)
     memset(area_b, 0xaa, XSAVE_SIZE);
     *bv(area_b) = 0;
     memset(area_b + XSTATE_BV_OFF + 8, 0, 56);
-    asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
-    report((*bv(area_b) & XCR0_LWP) == 0 && area_b[LWP_OFF] == 0xaa,
-           "XSAVEOPT with LWP disabled: XSTATE_BV[62] = 0, area untouched");
+    if (has_xsaveopt) {
+        asm volatile("xsaveopt (%0)" : : "r"(area_b), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+        report((*bv(area_b) & XCR0_LWP) == 0 && area_b[LWP_OFF] == 0xaa,
+               "XSAVEOPT with LWP disabled: XSTATE_BV[62] = 0, area untouched");
+    }
 
     report(xrstor(area_a, XCR0_LWP) == -1, "XRSTOR of the saved image");
     lwpval(0, 1, 0);                       /* counter 1 -> 0 */
