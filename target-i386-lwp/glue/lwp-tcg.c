@@ -182,6 +182,8 @@ void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
     LwpState next = env->lwp;
     uint32_t data1 = src;
 
+    trace_lwp_lwpval_helper(env->eip);
+
     if (!lwp_lwpval_stores(&next, &cpu, env->eip)) {
         lwp_lwpval(&next, &cpu, &mem_ops, data2, 0, imm, env->eip, &out);
         env->lwp = next;

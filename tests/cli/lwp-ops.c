@@ -3,11 +3,13 @@
  * The program test_zero_cost.py translates with -d op: it runs the same
  * loop without LWP, or with instructions retired counted, and prints the
  * loop's address so the test can find its translation blocks.
- *   lwp-ops off   run the loop; never touch LWP
- *   lwp-ops ire   run the loop with instructions retired enabled
+ *   lwp-ops off     run the loop; never touch LWP
+ *   lwp-ops ire     run the loop with instructions retired enabled
+ *   lwp-ops val N   1000 LWPVALs with EventInterval1 = N
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <x86intrin.h>
 
@@ -30,6 +32,20 @@ __attribute__((noinline)) static void run_loop(void)
 int main(int argc, char **argv)
 {
     int ire = argc > 1 && !strcmp(argv[1], "ire");
+
+    if (argc > 2 && !strcmp(argv[1], "val")) {
+        cb.flags = 1u << 1;
+        cb.buffer_size = sizeof(ring);
+        cb.buffer_base = (uintptr_t)ring;
+        cb.event[0].interval = cb.event[0].counter = strtoul(argv[2], NULL, 0);
+        __llwpcb(&cb);
+        for (unsigned i = 0; i < 1000; i++) {
+            __lwpval32(i, i, 0);
+        }
+        __llwpcb(0);
+        printf("head %u\n", cb.head);
+        return 0;
+    }
 
     if (ire) {
         cb.flags = 1u << 2;

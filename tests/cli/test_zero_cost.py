@@ -57,6 +57,14 @@ def main():
         calls = [l for l in counting[0] if l.startswith('call ')]
         report(len(calls) == 1 and 'lwp_tb_slow' in calls[0],
                 'the only call is the slow path of the TB start (helper_lwp_tb_slow)')
+    # LWPVAL that does not store a record is counted inline: no helper call.
+    for interval, stores in ((65535, 0), (3, 250)):
+        out = subprocess.run([qemu, '-cpu', 'max', '-trace', 'lwp_lwpval_helper', prog, 'val',
+                              str(interval)], capture_output=True, text=True, timeout=60)
+        calls = out.stderr.count('lwp_lwpval_helper')
+        report(out.returncode == 0 and calls == stores,
+               f'1000 LWPVALs at EventInterval1 {interval}: {calls} helper calls '
+               f'(one per stored record: {stores})')
     summary_exit()
 
 
