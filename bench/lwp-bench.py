@@ -60,7 +60,10 @@ RATIOS = [
     ('d/b', 'd', 'b', None, None),
     ('e/b', 'e', 'b', None, None),
     ('c65535/e', 'c65535', 'e', '<', 1.0),
-    ('cmin/e', 'cmin', 'e', '<', 1.0),
+    # The "c faster than e" is the c of c(65535)/b; at the minimum
+    # interval every 256th instruction stores a record, which the plugin
+    # never does: reported, without a target.
+    ('cmin/e', 'cmin', 'e', None, None),
     ('f/b', 'f', 'b', None, None),
 ]
 
