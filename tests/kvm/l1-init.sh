@@ -7,11 +7,16 @@
 # tests/guest/lwp-migrate between two L1 QEMU processes.
 #
 # Kernel command line (all optional):
-#   l1tests=a,b,...   guest images of /tests to run (without .img)
+#   l1tests=a,b,...   guest images of /tests to run (without .img);
+#                     IMAGE@k=v@k2=v2 passes -append 'k=v k2=v2'
 #   l1mig=IMAGE       guest image to migrate ('none': no migration)
 #   l1lwp=auto|force  auto: tests needing LWP are skipped when KVM does not
 #                     offer LWP to -cpu host; force: run them anyway
 #   l1timeout=SECS    limit for each L2 run
+#   l1migdiag=1       HMP 'info registers' (LWP lines) of the source before
+#                     and of the destination after the migration
+#   l1migdiag=sync    instead of the migration: one guest, 'info registers'
+#                     in the middle of its run (a KVM state sync), then the key
 #   l1ipf=0|1         -append ipf=N of lwp-events (1 when L0's CPU has lwpipf)
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
@@ -30,6 +35,7 @@ MIG=lwp-migrate-64
 LWPMODE=auto
 T=600
 IPF=0
+DIAG=0
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -37,6 +43,7 @@ for w in $(cat /proc/cmdline); do
     l1lwp=*) LWPMODE=${w#*=};;
     l1timeout=*) T=${w#*=};;
     l1ipf=*) IPF=${w#*=};;
+    l1migdiag=*) DIAG=${w#*=};;
     esac
 done
 
@@ -88,20 +95,22 @@ fi
 
 needs_lwp() {
     case $1 in
-    lwp-absent-*|smoke-*) return 1;;
+    lwp-absent-*|smoke-*|*nolwp=1*) return 1;;
     *) return 0;;
     esac
 }
 
 # --- the L2 tests, each the way tests/guest/run_guest.py runs it ------------------
 for name in $TESTS; do
-    img=/tests/$name.img
+    # IMAGE@k=v@k2=v2 runs IMAGE with -append 'k=v k2=v2'.
+    img=/tests/${name%%@*}.img
     cpu=host
     set --
     case $name in
-    lwp-absent-*) cpu=host,-lwp;;
+    *@*) set -- -append "$(echo "${name#*@}" | tr @ ' ')";;
     lwp-events-*) set -- -append "ipf=$IPF";;
     esac
+    case $name in lwp-absent-*) cpu=host,-lwp;; esac
     if [ ! -f "$img" ]; then
         echo "@@L2-SKIP $name no image $img"
         continue
@@ -151,6 +160,21 @@ query() {       # query WHO COMMAND PATTERN SECS PID: repeat COMMAND until PATTE
     done
 }
 alive() { kill -0 "$1" 2>/dev/null; }
+lwp_regs() {    # lwp_regs WHO WHEN: the LWP lines of HMP's 'info registers'
+    local n
+    n=$(count '^LWP_CFG' /tmp/$1.hmp)
+    hmp "$1" 'info registers'
+    wait_text_n /tmp/$1.hmp '^LWP_CFG' $((n + 1)) 10
+    sleep 0.5
+    tr -cd '\11\12\40-\176' </tmp/$1.hmp | grep '^LWP' | tail -n3 |
+        sed "s/^/L1: $1 LWP state $2: /"
+}
+wait_text_n() { # wait_text_n FILE PATTERN N SECS: until PATTERN appears N times
+    local i=0
+    while [ "$(count "$2" "$1")" -lt "$3" ] && [ $i -lt $(($4 * 5)) ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+}
 count() { grep -c "$1" "$2" 2>/dev/null; }
 
 migrate() {
@@ -200,6 +224,9 @@ migrate() {
             say "migration: the destination is not waiting for the stream"
             status=destination-failed
         else
+            if [ "$DIAG" = 1 ]; then
+                lwp_regs src "before the migration"
+            fi
             t0=$(up)
             echo "@@MIG-START uptime=$t0 src_progress=$(count progress /tmp/src.dbg)"
             hmp src "migrate -d tcp:127.0.0.1:4444"
@@ -215,6 +242,9 @@ migrate() {
     fi
     if [ "$status" = completed ]; then
         query dst 'info status' 'VM status: running' 60 $DST || say "migration: destination not running"
+        if [ "$DIAG" = 1 ]; then
+            lwp_regs dst "after the migration"
+        fi
         # Let it run on the destination: one more progress line.
         wait_text /tmp/dst.dbg 'progress ' 300 $DST ||
             say "migration: no progress line from the destination in 300 s"
@@ -236,16 +266,49 @@ migrate() {
     sed 's/^/L2 mig-dst| /' /tmp/dst.dbg
     cat /tmp/src.log /tmp/dst.log | sed 's/^/L1: migration qemu: /'
     kill $CATS $CATD 2>/dev/null
-    # HMP's answers without the echo of the commands; of 'info migrate' only
-    # the last answer.
+    # What HMP said that matters (not the echo of the commands).
     for w in src dst; do
         tr -cd '\11\12\40-\176' </tmp/$w.hmp | grep -v '^(qemu)\|^QEMU .* monitor' |
-            awk '/^globals:/ { n = 0; blk = 1 } blk { b[n++] = $0; next } { print }
-                 END { for (i = 0; i < n; i++) if (b[i] !~ /^[a-z-]+: (on|off|[0-9]+)$|^globals:/) print b[i] }' |
-            sed "s/^/L1 hmp-$w| /"
+            grep -E 'status|time|downtime|transferred|throughput|rror|arn|LWP' |
+            uniq | sed "s/^/L1 hmp-$w| /"
     done
     exec 5>&- 6>&- 7>&- 8>&-
     echo "@@MIG-END $MIG mode=$mode status=$status rc=$rc src_rc=$src_rc time=$t0-$t1 uptime=$(up)"
 }
-migrate
+# l1migdiag=sync: no migration; HMP 'info registers' (a state sync with KVM,
+# which QEMU writes back before the vCPU runs again) in the middle of the run.
+sync_check() {
+    local img=/tests/$MIG.img rc
+    rm -f /tmp/src.in /tmp/src.out /tmp/src.dbg /tmp/src.hmp
+    mkfifo /tmp/src.in /tmp/src.out
+    touch /tmp/src.dbg
+    exec 5<>/tmp/src.in 6<>/tmp/src.out
+    cat <&6 >/tmp/src.hmp &
+    CATS=$!
+    echo "@@SYNC-BEGIN $MIG uptime=$(up)"
+    $QEMU -M pc -accel kvm -cpu host -m 128 -nodefaults -display none -no-reboot \
+        -serial none -chardev file,id=dbg,path=/tmp/src.dbg -device isa-debugcon,chardev=dbg \
+        -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel "$img" \
+        -append "iterations=4000000000 " -chardev pipe,id=mon,path=/tmp/src -mon chardev=mon \
+        >/tmp/src.log 2>&1 &
+    SRC=$!
+    wait_text /tmp/src.dbg 'progress ' 120 $SRC
+    lwp_regs src "after 1M iterations"
+    wait_text_n /tmp/src.dbg 'progress ' 3 120
+    hmp src 'sendkey a'
+    local i=0
+    while alive $SRC && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+    alive $SRC && kill -9 $SRC
+    wait $SRC
+    rc=$?
+    kill $CATS
+    exec 5>&- 6>&-
+    sed 's/^/L2 sync| /' /tmp/src.dbg
+    echo "@@SYNC-END rc=$rc uptime=$(up)"
+}
+if [ "$DIAG" = sync ]; then
+    sync_check
+else
+    migrate
+fi
 finish
