@@ -14,13 +14,15 @@
 # nothing is rebuilt unless an input changed (packages, QEMU binary, its
 # libraries and firmware, guest images, modules, /init, this script).
 # Environment: NESTED_KERNEL_PKG overrides the kernel package name;
-# NESTED_KVM_MODULES=stock ignores build/kvm-modules.
+# NESTED_KVM_MODULES=stock ignores build/kvm-modules; NESTED_GUEST_DIR is
+# where the guest images are (default build/lwp/tests/guest);
+# QEMU_LWP_QEMU_BUILDDIR where qemu-system-x86_64 is (default build/qemu).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OUT=${1:-$QEMU_LWP_BUILD/nested}
 QEMU_BIN=$QEMU_BUILDDIR/qemu-system-x86_64
-GUEST_DIR=$LWP_BUILDDIR/tests/guest
+GUEST_DIR=${NESTED_GUEST_DIR:-$LWP_BUILDDIR/tests/guest}
 INIT_SRC=$QEMU_LWP_ROOT/tests/kvm/l1-init.sh
 EXPECT_SRC=$QEMU_LWP_ROOT/tests/user/lwp-msvc-port.expected
 DEB_DIR=$QEMU_LWP_CACHE/nested

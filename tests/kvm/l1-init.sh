@@ -4,12 +4,13 @@
 # packs it; tests/kvm/run-nested.py boots it under TCG and reads the serial
 # console).  Loads the KVM modules, then runs the guest test images (L2) with
 # our qemu-system-x86_64 -accel kvm -cpu host and live-migrates
-# tests/guest/lwp-migrate between two L1 QEMU processes.
+# tests/guest/lwp-migrate between L1 QEMU processes.
 #
 # Kernel command line (all optional):
 #   l1tests=a,b,...   guest images of /tests to run (without .img);
 #                     IMAGE@k=v@k2=v2 passes -append 'k=v k2=v2'
-#   l1mig=IMAGE       guest image to migrate ('none': no migration)
+#   l1mig=A,B,...     guest images to migrate ('none': no migration)
+#   l1hops=N          live migrations of each (QEMU 0 -> 1 -> ... -> N)
 #   l1lwp=auto|force  auto: tests needing LWP are skipped when KVM does not
 #                     offer LWP to -cpu host; force: run them anyway
 #   l1timeout=SECS    limit for each L2 run
@@ -36,10 +37,12 @@ LWPMODE=auto
 T=600
 IPF=0
 DIAG=0
+HOPS=2
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
-    l1mig=*) MIG=${w#*=};;
+    l1mig=*) MIG=$(echo "${w#*=}" | tr , ' ');;
+    l1hops=*) HOPS=${w#*=};;
     l1lwp=*) LWPMODE=${w#*=};;
     l1timeout=*) T=${w#*=};;
     l1ipf=*) IPF=${w#*=};;
@@ -129,12 +132,20 @@ for name in $TESTS; do
     echo "@@L2-END $name uptime=$(up)"
 done
 
-# --- live migration between two L1 QEMU processes --------------------------------------
-# HMP through pipe chardevs: QEMU reads DIR.in and writes DIR.out; the shell
-# keeps both FIFOs open read-write so that neither side ever blocks.
-hmp() {     # hmp src|dst COMMAND...
+# --- live migration between L1 QEMU processes ------------------------------------------
+# Process k of a migration run is QEMU number k: it reads HMP commands from
+# the FIFO /tmp/mK.in and writes HMP's answers to /tmp/mK.out (a pipe
+# chardev), its guest's debug console goes to /tmp/mK.dbg.  Holder processes
+# keep both FIFOs open read-write, so writing a command never blocks, even
+# once that QEMU has gone.
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+count() { grep -c "$1" "$2" 2>/dev/null; }
+hmp() {         # hmp WHO COMMAND...
     local who=$1; shift
     echo "$*" >>/tmp/$who.in
+}
+hmp_text() {    # HMP's answers of WHO, printable
+    tr -cd '\11\12\40-\176' </tmp/$1.hmp
 }
 wait_text() {   # wait_text FILE PATTERN SECS PID: until FILE has PATTERN
     local i=0
@@ -147,168 +158,180 @@ wait_text() {   # wait_text FILE PATTERN SECS PID: until FILE has PATTERN
         sleep 0.2
     done
 }
-query() {       # query WHO COMMAND PATTERN SECS PID: repeat COMMAND until PATTERN
-    local i=0
-    while :; do
-        hmp "$1" "$2"
-        sleep 0.5
-        grep -q "$3" /tmp/$1.hmp 2>/dev/null && return 0
-        i=$((i + 1))
-        if [ $i -gt $(($4 * 2)) ] || ! alive "$5"; then
-            return 1
-        fi
-    done
-}
-alive() { kill -0 "$1" 2>/dev/null; }
-lwp_regs() {    # lwp_regs WHO WHEN: the LWP lines of HMP's 'info registers'
-    local n
-    n=$(count '^LWP_CFG' /tmp/$1.hmp)
-    hmp "$1" 'info registers'
-    wait_text_n /tmp/$1.hmp '^LWP_CFG' $((n + 1)) 10
-    sleep 0.5
-    tr -cd '\11\12\40-\176' </tmp/$1.hmp | grep '^LWP' | tail -n3 |
-        sed "s/^/L1: $1 LWP state $2: /"
-}
 wait_text_n() { # wait_text_n FILE PATTERN N SECS: until PATTERN appears N times
     local i=0
     while [ "$(count "$2" "$1")" -lt "$3" ] && [ $i -lt $(($4 * 5)) ]; do
         sleep 0.2; i=$((i + 1))
     done
 }
-count() { grep -c "$1" "$2" 2>/dev/null; }
+query() {       # query WHO COMMAND PATTERN SECS PID: repeat COMMAND until PATTERN
+    local i=0
+    while :; do
+        hmp "$1" "$2"
+        sleep 0.5
+        hmp_text "$1" | grep -q "$3" && return 0
+        i=$((i + 1))
+        if [ $i -gt $(($4 * 2)) ] || ! alive "$5"; then
+            return 1
+        fi
+    done
+}
+lwp_regs() {    # lwp_regs WHO WHEN: the LWP lines of HMP's 'info registers'
+    local n
+    n=$(hmp_text "$1" | grep -c '^LWP_CFG')
+    hmp "$1" 'info registers'
+    local i=0
+    while [ "$(hmp_text "$1" | grep -c '^LWP_CFG')" -le "$n" ] && [ $i -lt 50 ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    sleep 0.3
+    hmp_text "$1" | grep '^LWP' | tail -n3 | sed "s/^/L1: $1 LWP state $2: /"
+}
 
-migrate() {
-    local img=/tests/$MIG.img mode=lwp append="iterations=4000000000 " t0=- t1=- status rc src_rc
-    if [ "$MIG" = none ]; then return; fi
+HOLDERS=
+start_qemu() {  # start_qemu K IMAGE APPEND [EXTRA...]: QEMU number K; sets QPID
+    local k=$1 img=$2 append=$3
+    shift 3
+    rm -f /tmp/m$k.in /tmp/m$k.out /tmp/m$k.dbg /tmp/m$k.hmp /tmp/m$k.log
+    mkfifo /tmp/m$k.in /tmp/m$k.out
+    touch /tmp/m$k.dbg /tmp/m$k.hmp
+    sleep 100000 <>/tmp/m$k.in &
+    HOLDERS="$HOLDERS $!"
+    cat <>/tmp/m$k.out >/tmp/m$k.hmp &
+    HOLDERS="$HOLDERS $!"
+    # The device arguments of tests/migration/test_migration.py.
+    $QEMU -M pc -accel kvm -cpu host -m 128 -nodefaults -display none -no-reboot \
+        -serial none -chardev file,id=dbg,path=/tmp/m$k.dbg \
+        -device isa-debugcon,chardev=dbg -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+        -kernel "$img" -append "$append" \
+        -chardev pipe,id=mon,path=/tmp/m$k -mon chardev=mon "$@" >/tmp/m$k.log 2>&1 &
+    QPID=$!
+}
+
+# migrate_run IMAGE: the guest profiles (iterations until a key press) on
+# QEMU 0, is live-migrated over TCP to QEMU 1, 2, ... HOPS, each time once
+# it has made progress on the new one; the last one gets the key.
+migrate_run() {
+    local name=$1 img=/tests/$1.img mode=lwp append="iterations=4000000000 " want=profiling
+    local cur=0 k st pids rc n port
     if [ ! -f "$img" ]; then
-        echo "@@MIG-SKIP no image $img"; return
+        echo "@@MIG-SKIP $name no image $img"; return
     fi
     if [ $HAVE_LWP = 0 ] && [ "$LWPMODE" != force ]; then
         # Still prove live migration of a KVM guest inside L1, without LWP.
         mode=nolwp
         append="iterations=4000000000 nolwp=1"
-        echo "@@MIG-SKIP with LWP: KVM in L1 does not offer lwp to -cpu host (migrating the guest with nolwp=1 instead)"
+        want='running without LWP'
+        echo "@@MIG-SKIP $name with LWP: KVM in L1 does not offer lwp to -cpu host (migrating the guest with nolwp=1 instead)"
     fi
-    for w in src dst; do
-        rm -f /tmp/$w.in /tmp/$w.out /tmp/$w.dbg /tmp/$w.hmp /tmp/$w.log
-        mkfifo /tmp/$w.in /tmp/$w.out
-        touch /tmp/$w.dbg /tmp/$w.log
-    done
-    exec 5<>/tmp/src.in 6<>/tmp/src.out 7<>/tmp/dst.in 8<>/tmp/dst.out
-    cat <&6 >/tmp/src.hmp &
-    CATS=$!
-    cat <&8 >/tmp/dst.hmp &
-    CATD=$!
-    set -- -M pc -accel kvm -cpu host -m 128 -nodefaults -display none -no-reboot \
-        -serial none -device isa-debugcon,chardev=dbg \
-        -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel "$img"
-    echo "@@MIG-BEGIN $MIG mode=$mode uptime=$(up)"
-    $QEMU "$@" -append "$append" -chardev file,id=dbg,path=/tmp/src.dbg \
-        -chardev pipe,id=mon,path=/tmp/src -mon chardev=mon >/tmp/src.log 2>&1 &
-    SRC=$!
-    DST=
-    local want=profiling
-    [ $mode = nolwp ] && want='running without LWP'
-    if ! wait_text /tmp/src.dbg "$want" "$T" $SRC; then
-        say "migration: the source guest never printed '$want'"
-        status=source-failed
-    elif ! wait_text /tmp/src.dbg 'progress ' 120 $SRC; then
-        say "migration: no progress line from the source in 120 s"
-        status=source-failed
-    else
-        $QEMU "$@" -append "$append" -chardev file,id=dbg,path=/tmp/dst.dbg \
-            -chardev pipe,id=mon,path=/tmp/dst -mon chardev=mon \
-            -incoming tcp:127.0.0.1:4444 >/tmp/dst.log 2>&1 &
-        DST=$!
-        if ! query dst 'info status' 'inmigrate' 60 $DST; then
-            say "migration: the destination is not waiting for the stream"
-            status=destination-failed
+    echo "@@MIG-BEGIN $name mode=$mode hops=$HOPS uptime=$(up)"
+    start_qemu 0 "$img" "$append"
+    pids=$QPID
+    eval "pid0=$QPID"
+    st=started
+    if ! wait_text /tmp/m0.dbg "$want" "$T" $QPID; then
+        say "migration $name: the guest never printed '$want'"
+        st=guest-failed
+    elif ! wait_text /tmp/m0.dbg 'progress ' 120 $QPID; then
+        say "migration $name: no progress line from the guest in 120 s"
+        st=guest-failed
+    fi
+    k=1
+    while [ $st = started -o $st = completed ] && [ $k -le $HOPS ]; do
+        port=$((4443 + k))
+        start_qemu $k "$img" "$append" -incoming tcp:127.0.0.1:$port
+        pids="$pids $QPID"
+        eval "pid$k=$QPID"
+        eval "src=\$pid$cur"
+        if ! query m$k 'info status' 'inmigrate' 60 $QPID; then
+            say "migration $name hop $k: QEMU $k is not waiting for the stream"
+            st=destination-failed
+            break
+        fi
+        [ "$DIAG" = 1 ] && lwp_regs m$cur "before hop $k"
+        n=$(count progress /tmp/m$cur.dbg)
+        echo "@@MIG-START $name $k uptime=$(up) progress=$n"
+        hmp m$cur "migrate -d tcp:127.0.0.1:$port"
+        if query m$cur 'info migrate' 'Migration status: \(completed\|failed\|cancelled\)' "$T" $src; then
+            st=$(hmp_text m$cur | grep -o 'Migration status: [a-z]*' | tail -n1 | sed 's/.*: //')
         else
-            if [ "$DIAG" = 1 ]; then
-                lwp_regs src "before the migration"
-            fi
-            t0=$(up)
-            echo "@@MIG-START uptime=$t0 src_progress=$(count progress /tmp/src.dbg)"
-            hmp src "migrate -d tcp:127.0.0.1:4444"
-            if query src 'info migrate' 'Migration status: \(completed\|failed\|cancelled\)' "$T" $SRC; then
-                status=$(grep -o 'Migration status: [a-z]*' /tmp/src.hmp | tail -n1 | sed 's/.*: //')
-            else
-                status=timeout
-                alive $SRC || status=source-died
-            fi
-            t1=$(up)
-            echo "@@MIG-STATUS $status uptime=$t1 src_progress=$(count progress /tmp/src.dbg)"
+            st=timeout
+            alive $src || st=source-died
         fi
-    fi
-    if [ "$status" = completed ]; then
-        query dst 'info status' 'VM status: running' 60 $DST || say "migration: destination not running"
-        if [ "$DIAG" = 1 ]; then
-            lwp_regs dst "after the migration"
+        echo "@@MIG-HOP $name $k status=$st uptime=$(up)" \
+            "$(hmp_text m$cur | grep -E '^(total time|downtime): ' | tail -n2 | tr ' \n' '_ ')"
+        [ $st = completed ] || break
+        if ! query m$k 'info status' 'VM status: running' 60 $QPID; then
+            say "migration $name hop $k: QEMU $k does not run the guest"
+            st=not-running
+            break
         fi
-        # Let it run on the destination: one more progress line.
-        wait_text /tmp/dst.dbg 'progress ' 300 $DST ||
-            say "migration: no progress line from the destination in 300 s"
-        hmp src quit
-        echo "@@MIG-KEY uptime=$(up) dst_progress=$(count progress /tmp/dst.dbg)"
-        hmp dst 'sendkey a'
-        local i=0
-        while alive $DST && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
-    fi
-    for p in $SRC $DST; do alive $p && kill -9 $p; done
-    wait $SRC
-    src_rc=$?
-    rc=-
-    if [ -n "$DST" ]; then
-        wait $DST
-        rc=$?
-    fi
-    sed 's/^/L2 mig-src| /' /tmp/src.dbg
-    sed 's/^/L2 mig-dst| /' /tmp/dst.dbg
-    cat /tmp/src.log /tmp/dst.log | sed 's/^/L1: migration qemu: /'
-    kill $CATS $CATD 2>/dev/null
-    # What HMP said that matters (not the echo of the commands).
-    for w in src dst; do
-        tr -cd '\11\12\40-\176' </tmp/$w.hmp | grep -v '^(qemu)\|^QEMU .* monitor' |
-            grep -E 'status|time|downtime|transferred|throughput|rror|arn|LWP' |
-            uniq | sed "s/^/L1 hmp-$w| /"
+        [ "$DIAG" = 1 ] && lwp_regs m$k "after hop $k"
+        # It must make progress on the new host before it moves on.
+        wait_text /tmp/m$k.dbg 'progress ' 300 $QPID ||
+            say "migration $name hop $k: no progress line from QEMU $k in 300 s"
+        hmp m$cur quit
+        cur=$k
+        k=$((k + 1))
     done
-    exec 5>&- 6>&- 7>&- 8>&-
-    echo "@@MIG-END $MIG mode=$mode status=$status rc=$rc src_rc=$src_rc time=$t0-$t1 uptime=$(up)"
+    eval "last=\$pid$cur"
+    if [ $st = completed ]; then
+        echo "@@MIG-KEY $name $cur uptime=$(up) progress=$(count progress /tmp/m$cur.dbg)"
+        hmp m$cur 'sendkey a'
+        local i=0
+        while alive $last && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+    fi
+    for p in $pids; do alive $p && kill -9 $p; done
+    rc=-
+    for p in $pids; do
+        wait $p
+        n=$?
+        [ $p = "$last" ] && rc=$n
+    done
+    k=0
+    while [ -f /tmp/m$k.dbg ]; do
+        sed "s/^/L2 mig $name $k| /" /tmp/m$k.dbg
+        sed "s/^/L1: QEMU $k: /" /tmp/m$k.log
+        # What HMP said that matters (not the echo of the commands).
+        hmp_text m$k | grep -v '^(qemu)\|^QEMU .* monitor' |
+            grep -E 'status|time|downtime|transferred|throughput|rror|arn|LWP' |
+            uniq | sed "s/^/L1 hmp $name $k| /"
+        rm -f /tmp/m$k.*
+        k=$((k + 1))
+    done
+    kill $HOLDERS 2>/dev/null
+    HOLDERS=
+    echo "@@MIG-END $name mode=$mode status=$st last=$cur rc=$rc uptime=$(up)"
 }
+
 # l1migdiag=sync: no migration; HMP 'info registers' (a state sync with KVM,
-# which QEMU writes back before the vCPU runs again) in the middle of the run.
+# which QEMU writes back before the vCPU runs again) in the middle of a run.
 sync_check() {
-    local img=/tests/$MIG.img rc
-    rm -f /tmp/src.in /tmp/src.out /tmp/src.dbg /tmp/src.hmp
-    mkfifo /tmp/src.in /tmp/src.out
-    touch /tmp/src.dbg
-    exec 5<>/tmp/src.in 6<>/tmp/src.out
-    cat <&6 >/tmp/src.hmp &
-    CATS=$!
-    echo "@@SYNC-BEGIN $MIG uptime=$(up)"
-    $QEMU -M pc -accel kvm -cpu host -m 128 -nodefaults -display none -no-reboot \
-        -serial none -chardev file,id=dbg,path=/tmp/src.dbg -device isa-debugcon,chardev=dbg \
-        -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel "$img" \
-        -append "iterations=4000000000 " -chardev pipe,id=mon,path=/tmp/src -mon chardev=mon \
-        >/tmp/src.log 2>&1 &
-    SRC=$!
-    wait_text /tmp/src.dbg 'progress ' 120 $SRC
-    lwp_regs src "after 1M iterations"
-    wait_text_n /tmp/src.dbg 'progress ' 3 120
-    hmp src 'sendkey a'
+    local name=$1 rc
+    echo "@@SYNC-BEGIN $name uptime=$(up)"
+    start_qemu 0 /tests/$name.img "iterations=4000000000 "
+    wait_text /tmp/m0.dbg 'progress ' 120 $QPID
+    lwp_regs m0 "after 1M iterations"
+    wait_text_n /tmp/m0.dbg 'progress ' 3 120
+    hmp m0 'sendkey a'
     local i=0
-    while alive $SRC && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
-    alive $SRC && kill -9 $SRC
-    wait $SRC
+    while alive $QPID && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+    alive $QPID && kill -9 $QPID
+    wait $QPID
     rc=$?
-    kill $CATS
-    exec 5>&- 6>&-
-    sed 's/^/L2 sync| /' /tmp/src.dbg
-    echo "@@SYNC-END rc=$rc uptime=$(up)"
+    kill $HOLDERS 2>/dev/null
+    HOLDERS=
+    sed "s/^/L2 sync $name| /" /tmp/m0.dbg
+    rm -f /tmp/m0.*
+    echo "@@SYNC-END $name rc=$rc uptime=$(up)"
 }
-if [ "$DIAG" = sync ]; then
-    sync_check
-else
-    migrate
-fi
+
+[ "$MIG" = none ] && MIG=
+for name in $MIG; do
+    if [ "$DIAG" = sync ]; then
+        sync_check $name
+    else
+        migrate_run $name
+    fi
+done
 finish

@@ -58,20 +58,26 @@ def main():
                     help='L0 QEMU (also packed into the image for L1)')
     ap.add_argument('--outdir', default=os.path.join(ROOT, 'build', 'nested'),
                     help='image directory (kernel, initramfs, serial.log)')
+    ap.add_argument('--guest-dir', default=os.path.join(ROOT, 'build', 'lwp', 'tests', 'guest'),
+                    help='where the guest test images are (default %(default)s)')
     ap.add_argument('--no-build', action='store_true', help='use the existing image as it is')
     ap.add_argument('--cpu', default=DEFAULT_CPU, help='L0 CPU model (default %(default)s)')
     ap.add_argument('--mem', default='2G', help='L0 memory (default %(default)s)')
     ap.add_argument('--tests', default=DEFAULT_TESTS,
                     help='comma-separated guest images to run in L2 (default: %(default)s)')
-    ap.add_argument('--migrate', default='lwp-migrate-64',
-                    help="guest image to live-migrate inside L1, or 'none'")
+    ap.add_argument('--migrate', default='lwp-migrate-64,lwp-migrate-32',
+                    help="comma-separated guest images to live-migrate inside L1, or 'none' "
+                    "(default %(default)s)")
+    ap.add_argument('--hops', type=int, default=2,
+                    help='live migrations of each guest, QEMU 0 -> 1 -> ... (default %(default)s)')
     ap.add_argument('--lwp', choices=('auto', 'force'), default='auto',
                     help='force: run the LWP tests even when KVM does not offer LWP')
-    ap.add_argument('--mig-diag', action='store_true',
-                    help="print the LWP lines of HMP 'info registers' of the source before "
-                    "and of the destination after the migration")
+    ap.add_argument('--mig-diag', choices=('0', '1', 'sync'), default='0',
+                    help="1: print the LWP lines of HMP 'info registers' before and after "
+                    "each migration; sync: no migration, one 'info registers' in the middle "
+                    "of the guest's run")
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
-    ap.add_argument('--timeout', type=int, default=1800, help='limit of the whole L0 run (s)')
+    ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
                     help='echo every serial line (default: L1/L2 lines and kernel lines about KVM)')
     args = ap.parse_args()
@@ -79,7 +85,8 @@ def main():
     t_start = time.monotonic()
     image_info = ''
     if not args.no_build:
-        env = dict(os.environ, QEMU_LWP_QEMU_BUILDDIR=os.path.dirname(os.path.abspath(args.qemu)))
+        env = dict(os.environ, QEMU_LWP_QEMU_BUILDDIR=os.path.dirname(os.path.abspath(args.qemu)),
+                   NESTED_GUEST_DIR=os.path.abspath(args.guest_dir))
         r = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'build-nested-image.sh'),
                             args.outdir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, env=env)
@@ -102,8 +109,9 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%d'
-              % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag))
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d'
+              % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
+                 args.hops))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
@@ -171,10 +179,17 @@ def judge(args, lines, timed_out):
         reason = nokvm.split(' ', 1)[1]
         for name in args.tests.split(','):
             skip('L2 %s: %s' % (name, reason))
-        if args.migrate != 'none':
-            skip('live migration of %s in L1: %s' % (args.migrate, reason))
+        for name in [] if args.migrate == 'none' else args.migrate.split(','):
+            skip('live migration of %s in L1: %s' % (name, reason))
         return
     report('@@L1-KVM' in texts, 'L1 has /dev/kvm (nested SVM on TCG)')
+    # L0 itself giving up (cpu_abort): name it, with the CPU state it dumped.
+    for i, l in enumerate(texts):
+        if l.startswith('qemu: fatal:') or 'Assertion' in l and 'failed' in l:
+            state = [x for x in texts[i + 1:i + 30]
+                     if x.startswith(('EIP=', 'TR =', 'CR0=', 'EFER=', 'LWP_CFG='))]
+            before = next((x for x in reversed(texts[:i]) if x.startswith('@@')), '')
+            report(False, 'L0 (TCG) did not abort: %r after %r; %s' % (l, before, ' | '.join(state)))
     lwp = 'yes' if '@@L1-LWP yes' in texts else 'no' if '@@L1-LWP no' in texts else '?'
     print('# KVM in L1 offers LWP to -cpu host: %s' % lwp)
 
@@ -238,43 +253,81 @@ def judge_l2(name, lines):
 
 
 def judge_migration(args, lines):
-    if args.migrate == 'none':
-        return
     texts = [l for _, l in lines]
+    names = [] if args.migrate == 'none' else args.migrate.split(',')
+    for name in names:
+        if args.mig_diag == 'sync':
+            judge_sync(name, texts)
+        else:
+            judge_migration_run(name, texts)
+
+
+def guest_lines(texts, prefix):
+    return [l[len(prefix):] for l in texts if l.startswith(prefix)]
+
+
+def judge_migration_run(name, texts):
     for l in texts:
-        if l.startswith('@@MIG-SKIP '):
-            skip('live migration of %s %s' % (args.migrate, l.split(' ', 1)[1]))
-    t_begin, begin = first(lines, '@@MIG-BEGIN ')
+        if l.startswith('@@MIG-SKIP %s ' % name):
+            skip('live migration of %s %s' % (name, l.split(' ', 2)[2]))
+    begin = next((l for l in texts if l.startswith('@@MIG-BEGIN %s ' % name)), None)
     if begin is None:
-        report(False, 'live migration in L1: never started')
+        report(False, 'live migration of %s in L1: never started' % name)
         return
     mode = re.search(r'mode=(\w+)', begin).group(1)
-    _, end = first(lines, '@@MIG-END ')
-    _, status = first(lines, '@@MIG-STATUS ')
-    _, key = first(lines, '@@MIG-KEY ')
-    src = [l[len('L2 mig-src| '):] for l in texts if l.startswith('L2 mig-src| ')]
-    dst = [l[len('L2 mig-dst| '):] for l in texts if l.startswith('L2 mig-dst| ')]
-    hmp = {k: v for k, v in (l[len('L1 hmp-src| '):].split(': ', 1) for l in texts
-                             if l.startswith('L1 hmp-src| ') and ': ' in l)}
-    st = status.split()[1] if status else 'none'
-    report(st == 'completed', 'L1 live migration %s -> %s (%s guest): %s (total time %s, '
-           'downtime %s)' % ('src', 'dst', mode, st, hmp.get('total time', '?'),
-                             hmp.get('downtime', '?')))
-    report(src and not any(l.startswith('SUMMARY') for l in src),
-           'the source guest was still running when migrated (%d progress lines)'
-           % sum(1 for l in src if l.startswith('progress')))
-    report(key is not None and int(re.search(r'dst_progress=(\d+)', key).group(1)) > 0,
-           'the guest went on running on the destination')
+    hops = int(re.search(r'hops=(\d+)', begin).group(1))
+    end = next((l for l in texts if l.startswith('@@MIG-END %s ' % name)), '')
+    outs = {}
+    for l in texts:
+        m = re.match(r'L2 mig %s (\d+)\| (.*)' % re.escape(name), l)
+        if m:
+            outs.setdefault(int(m.group(1)), []).append(m.group(2))
+    done = 0
+    for k in range(1, hops + 1):
+        hop = next((l for l in texts if l.startswith('@@MIG-HOP %s %d ' % (name, k))), None)
+        if hop is None:
+            report(False, '%s: live migration %d (QEMU %d -> %d) never happened' % (name, k, k - 1, k))
+            break
+        st = re.search(r'status=(\S+)', hop).group(1)
+        tt = re.search(r'total_time:_(\S+)_ms', hop)
+        dt = re.search(r'downtime:_(\S+)_ms', hop)
+        src = outs.get(k - 1, [])
+        report(st == 'completed' and not any(l.startswith('SUMMARY') for l in src),
+               '%s: live migration %d, QEMU %d -> %d under KVM in L1 (%s guest, running with %d '
+               'progress lines): %s, total %s ms, downtime %s ms'
+               % (name, k, k - 1, k, mode, sum(1 for l in src if l.startswith('progress')), st,
+                  tt.group(1) if tt else '?', dt.group(1) if dt else '?'))
+        if st != 'completed':
+            break
+        done += 1
+    last = int(re.search(r'last=(\d+)', end).group(1)) if end else None
+    rc = re.search(r' rc=(\S+)', end).group(1) if end else None
+    report(done == hops and last == hops and
+           all(any(l.startswith('progress') for l in outs.get(k, [])) for k in range(1, hops + 1)),
+           '%s: the guest made progress on each of the %d destinations' % (name, hops))
+    final = outs.get(last, []) if last is not None else []
+    both = [l for k in sorted(outs) for l in outs[k]]
     want = 'SUMMARY: 5 tests, 0 failures' if mode == 'lwp' else 'SUMMARY: 2 tests, 0 failures'
-    rc = re.search(r'rc=(\d+)', end).group(1) if end else None
-    both = src + dst
-    ok = (rc == '1' and any(l.startswith(want) for l in dst) and
-          not any(l.startswith('FAIL') for l in both))
-    for l in dst:
+    for l in final:
         if l.startswith(('PASS', 'FAIL', 'SUMMARY')):
             print('  guest: ' + l)
-    report(ok, "the destination's guest passed after the key press (%s; qemu exit status %s)"
-           % ('LWP record stream continuous' if mode == 'lwp' else 'run without LWP', rc))
+    report(rc == '1' and any(l.startswith(want) for l in final) and
+           not any(l.startswith('FAIL') for l in both),
+           "%s: the last destination's guest passed after the key press (%s; qemu exit status %s)"
+           % (name, 'LWP record stream continuous across %d migrations' % hops if mode == 'lwp'
+              else 'run without LWP', rc))
+
+
+def judge_sync(name, texts):
+    end = next((l for l in texts if l.startswith('@@SYNC-END %s ' % name)), '')
+    out = guest_lines(texts, 'L2 sync %s| ' % name)
+    for l in out:
+        if l.startswith(('PASS', 'FAIL', 'SUMMARY')):
+            print('  guest: ' + l)
+    report('rc=1 ' in end + ' ' and any(l.startswith('SUMMARY: 5 tests, 0 failures') for l in out)
+           and not any(l.startswith('FAIL') for l in out),
+           "%s: a state sync with KVM (HMP info registers) in the middle of profiling "
+           "changes nothing" % name)
 
 
 def timing(lines, build, l0, total):
@@ -290,14 +343,15 @@ def timing(lines, build, l0, total):
         print('TIMING: L0 start to /dev/kvm ready %.1f s' % t_kvm)
     begins = {}
     for t, l in lines:
-        m = re.match(r'@@(L2|MIG)-(BEGIN|END) (\S+)', l)
+        m = re.match(r'@@(L2|MIG|SYNC)-(BEGIN|END) (\S+)', l)
         if m:
             key = (m.group(1), m.group(3))
             if m.group(2) == 'BEGIN':
                 begins[key] = t
             elif key in begins:
-                print('TIMING: %s %s %.1f s' % ('L2 test' if m.group(1) == 'L2' else
-                                                 'migration run', key[1], t - begins[key]))
+                print('TIMING: %s %s %.1f s' % ({'L2': 'L2 test', 'MIG': 'migration run',
+                                                  'SYNC': 'sync run'}[m.group(1)],
+                                                 key[1], t - begins[key]))
     print('TIMING: L0 run %.1f s, total %.1f s' % (l0, total))
     if skipped:
         print('# %d skipped' % skipped)
