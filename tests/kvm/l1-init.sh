@@ -11,6 +11,8 @@
 #                     IMAGE@k=v@k2=v2 passes -append 'k=v k2=v2'
 #   l1mig=A,B,...     guest images to migrate ('none': no migration)
 #   l1hops=N          live migrations of each (QEMU 0 -> 1 -> ... -> N)
+#   l1accels=a,b,...  accelerator of QEMU 0, 1, ... (kvm, the default, with
+#                     -cpu host; tcg with -cpu l1tcgcpu, default Opteron_G5-v2)
 #   l1lwp=auto|force  auto: tests needing LWP are skipped when KVM does not
 #                     offer LWP to -cpu host; force: run them anyway
 #   l1timeout=SECS    limit for each L2 run
@@ -38,11 +40,15 @@ T=600
 IPF=0
 DIAG=0
 HOPS=2
+ACCELS=kvm
+TCGCPU=Opteron_G5-v2
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
     l1mig=*) MIG=$(echo "${w#*=}" | tr , ' ');;
     l1hops=*) HOPS=${w#*=};;
+    l1accels=*) ACCELS=${w#*=};;
+    l1tcgcpu=*) TCGCPU=${w#*=};;
     l1lwp=*) LWPMODE=${w#*=};;
     l1timeout=*) T=${w#*=};;
     l1ipf=*) IPF=${w#*=};;
@@ -199,8 +205,21 @@ start_qemu() {  # start_qemu K IMAGE APPEND [EXTRA...]: QEMU number K; sets QPID
     HOLDERS="$HOLDERS $!"
     cat <>/tmp/m$k.out >/tmp/m$k.hmp &
     HOLDERS="$HOLDERS $!"
+    # QEMU k's accelerator: word k of l1accels (default kvm).
+    local accel cpu=host
+    accel=$(echo "$ACCELS" | tr , '\n' | sed -n "$((k + 1))p")
+    [ -n "$accel" ] || accel=kvm
+    [ "$accel" = tcg ] && cpu=$TCGCPU
+    # With TCG among them, no kvmclock device (TCG has no such section):
+    # machines before 5.2 create it only for a CPU with kvmclock.
+    local machine=pc
+    case ",$ACCELS," in
+    *,tcg,*)
+        machine=pc-i440fx-5.1
+        [ "$accel" = kvm ] && cpu=host,-kvmclock;;
+    esac
     # The device arguments of tests/migration/test_migration.py.
-    $QEMU -M pc -accel kvm -cpu host -m 128 -nodefaults -display none -no-reboot \
+    $QEMU -M $machine -accel $accel -cpu $cpu -m 128 -nodefaults -display none -no-reboot \
         -serial none -chardev file,id=dbg,path=/tmp/m$k.dbg \
         -device isa-debugcon,chardev=dbg -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
         -kernel "$img" -append "$append" \
@@ -224,7 +243,7 @@ migrate_run() {
         want='running without LWP'
         echo "@@MIG-SKIP $name with LWP: KVM in L1 does not offer lwp to -cpu host (migrating the guest with nolwp=1 instead)"
     fi
-    echo "@@MIG-BEGIN $name mode=$mode hops=$HOPS uptime=$(up)"
+    echo "@@MIG-BEGIN $name mode=$mode hops=$HOPS accels=$ACCELS uptime=$(up)"
     start_qemu 0 "$img" "$append"
     pids=$QPID
     eval "pid0=$QPID"

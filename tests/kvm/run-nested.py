@@ -72,6 +72,10 @@ def main():
                     help='live migrations of each guest, QEMU 0 -> 1 -> ... (default %(default)s)')
     ap.add_argument('--lwp', choices=('auto', 'force'), default='auto',
                     help='force: run the LWP tests even when KVM does not offer LWP')
+    ap.add_argument('--accels', default='kvm',
+                    help='accelerators of the migrating QEMUs 0, 1, ..., e.g. kvm,kvm,tcg '
+                    '(the rest kvm; tcg runs -cpu --tcg-cpu)')
+    ap.add_argument('--tcg-cpu', default='Opteron_G5-v2', help='-cpu of a tcg QEMU in L1')
     ap.add_argument('--mig-diag', choices=('0', '1', 'sync'), default='0',
                     help="1: print the LWP lines of HMP 'info registers' before and after "
                     "each migration; sync: no migration, one 'info registers' in the middle "
@@ -109,9 +113,9 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d'
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
-                 args.hops))
+                 args.hops, args.accels, args.tcg_cpu))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
@@ -292,10 +296,12 @@ def judge_migration_run(name, texts):
         tt = re.search(r'total_time:_(\S+)_ms', hop)
         dt = re.search(r'downtime:_(\S+)_ms', hop)
         src = outs.get(k - 1, [])
+        accels = (re.search(r'accels=(\S+)', begin).group(1).split(',') + ['kvm'] * 99)
         report(st == 'completed' and not any(l.startswith('SUMMARY') for l in src),
-               '%s: live migration %d, QEMU %d -> %d under KVM in L1 (%s guest, running with %d '
+               '%s: live migration %d in L1, QEMU %d (%s) -> %d (%s) (%s guest, running with %d '
                'progress lines): %s, total %s ms, downtime %s ms'
-               % (name, k, k - 1, k, mode, sum(1 for l in src if l.startswith('progress')), st,
+               % (name, k, k - 1, accels[k - 1], k, accels[k], mode,
+                  sum(1 for l in src if l.startswith('progress')), st,
                   tt.group(1) if tt else '?', dt.group(1) if dt else '?'))
         if st != 'completed':
             break
