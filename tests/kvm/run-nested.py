@@ -193,7 +193,7 @@ def judge(args, lines, timed_out):
             state = [x for x in texts[i + 1:i + 30]
                      if x.startswith(('EIP=', 'TR =', 'CR0=', 'EFER=', 'LWP_CFG='))]
             before = next((x for x in reversed(texts[:i]) if x.startswith('@@')), '')
-            report(False, 'L0 (TCG) did not abort: %r after %r; %s' % (l, before, ' | '.join(state)))
+            report(False, 'L0 (TCG) aborted: %r after %r; %s' % (l, before, ' | '.join(state)))
     lwp = 'yes' if '@@L1-LWP yes' in texts else 'no' if '@@L1-LWP no' in texts else '?'
     print('# KVM in L1 offers LWP to -cpu host: %s' % lwp)
 
@@ -204,7 +204,7 @@ def judge(args, lines, timed_out):
     report(done, 'L1 ran to the end' + (' (L0 timed out after %d s)' % args.timeout
                                         if timed_out else ''))
     if not done:
-        tail(texts)
+        tail(texts, 8)
 
 
 def tail(texts, n=25):
