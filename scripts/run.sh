@@ -35,6 +35,15 @@ ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||
     { tail -n 30 "$QEMU_LWP_BUILD/lwp-build.log" >&2; die "build failed (see $QEMU_LWP_BUILD/lwp-build.log)"; }
 step "built: $QEMU_BUILDDIR/qemu-system-x86_64, qemu-x86_64, qemu-i386"
 
+# The host side of the KVM path: Debian's KVM modules with patches/linux/,
+# which the nested test (tests/kvm) loads into its L1 kernel.
+if [ "$cmd" != demo ]; then
+    bash "$QEMU_LWP_ROOT/scripts/build-kvm-modules.sh" >"$QEMU_LWP_BUILD/kvm-modules.log" 2>&1 ||
+        { tail -n 20 "$QEMU_LWP_BUILD/kvm-modules.log" >&2;
+          die "building the patched KVM modules failed (see $QEMU_LWP_BUILD/kvm-modules.log)"; }
+    step "built: $(tail -n 1 "$QEMU_LWP_BUILD/kvm-modules.log")"
+fi
+
 case "$cmd" in
 demo)
     for mode in 64 32; do

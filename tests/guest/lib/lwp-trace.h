@@ -165,6 +165,21 @@ struct tr_out {
     unsigned discarded;         /* records discarded after a faulting store */
 };
 
+/*
+ * Under a hypervisor that intercepts an instruction and emulates it (KVM
+ * always intercepts CPUID), the instruction never retires in the guest, so
+ * LWP does not count it -- as on LWP hardware.  Mark the entry at @addr so.
+ */
+static inline void tr_mark_emulated(const struct tr_ent *tab, const struct tr_ent *end,
+                                    const void *addr)
+{
+    for (struct tr_ent *e = (struct tr_ent *)tab; e < end; e++) {
+        if (e->start == (uint32_t)(uintptr_t)addr) {
+            e->cls = (e->cls & ~TR_CLASS) | TR_X;
+        }
+    }
+}
+
 static inline void tr_begin(struct tr_path *p, const struct tr_ent *tab, const struct tr_ent *end)
 {
     p->tab = tab;
