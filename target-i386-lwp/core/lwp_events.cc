@@ -64,8 +64,8 @@ void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
     record[1] = core_id;
     store_le64(record + 8, insn.ip);
     if (id == LWP_EVENT_BRE) {
-        const bool taken = insn.branch != LWP_BRANCH_COND ||
-                           insn.next_ip != insn.fallthrough;
+        // Not next_ip != fallthrough: a Jcc to the next instruction can be taken.
+        const bool taken = insn.branch != LWP_BRANCH_COND || insn.taken;
         // TKN is bit 31 of the first dword; FUS, PRV and PRD stay 0.
         record[3] = taken ? 0x80 : 0;
         store_le64(record + 16, insn.next_ip);

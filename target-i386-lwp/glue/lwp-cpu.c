@@ -74,6 +74,12 @@ void x86_lwp_reset(X86CPU *cpu)
     x86_lwp_state_changed(env);
 }
 
+void x86_lwp_reset_state(CPUX86State *env)
+{
+    lwp_state_reset(&env->lwp);
+    x86_lwp_state_changed(env);
+}
+
 void x86_lwp_state_changed(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;

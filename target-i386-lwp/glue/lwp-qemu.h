@@ -33,12 +33,15 @@
 #define LWP_RETIRE_CSIZE(info)   (((info) >> 10) & 3)
 #define LWP_RETIRE_POST          (1u << 12)
 #define LWP_RETIRE_REP           (1u << 13)
+#define LWP_RETIRE_TAKEN         (1u << 14)
 /* ... and what a fault at an instruction gives back (insn_start data[1]). */
 #define LWP_UNWIND_SHIFT 16
 #define LWP_UNWIND(ire_left, branch) ((uint64_t)(ire_left) | (uint64_t)(branch) << 10)
 #define LWP_UNWIND_IRE(u)        ((uint32_t)(u) & 0x3ff)
 #define LWP_UNWIND_BRANCH(u)     ((uint32_t)((u) >> 10) & 3)
 
+/* LWP disabled, internal state discarded (a signal handler's start). */
+void x86_lwp_reset_state(CPUX86State *env);
 /* Recompute what translated code counts after any change of LWP state. */
 void x86_lwp_state_changed(CPUX86State *env);
 /* A fault undid the instructions from one on: give back their charge. */

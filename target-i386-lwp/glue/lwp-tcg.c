@@ -309,17 +309,33 @@ static void lwp_prepare_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu)
     LwpCpuEnv e; \
     lwp_cpu_env((env), &e)
 
+/* -icount charged a TB's instructions at its start: give them back, or take them again. */
+static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
+{
+#ifndef CONFIG_USER_ONLY
+    if (curr_cflags(cs) & CF_USE_ICOUNT) {
+        cs->neg.icount_decr.u16.low += back ? insns : -insns;
+    }
+#endif
+}
+
 void helper_lwp_tb_slow(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     uint64_t info = t->tb_info;
     CPUState *cs = env_cpu(env);
     LwpTbShape tb;
+    LwpTbAction action;
     uint32_t split;
     LWP_PREPARE_EXACT(env, mem, cpu);
 
     t->gathering = 0;
     t->tb_uncharged = 0;
+    /*
+     * Until this returns, none of the TB has run: a fault or a split
+     * leaves it, and -icount must not have charged its instructions.
+     */
+    lwp_icount_give_back(cs, LWP_TB_INFO_ICOUNT(info), true);
     lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
     if (t->tb_flags & HF_LWP_IPF_MASK) {
         lwp_prepare_or_fault(&mem, &mem_ops, &cpu);
@@ -332,7 +348,11 @@ void helper_lwp_tb_slow(CPUX86State *env)
     tb.charged = LWP_TB_INFO_CHARGED(info);
     tb.branch = LWP_TB_INFO_BRANCH(info);
     tb.single = LWP_TB_INFO_SINGLE(info);
-    switch (lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split)) {
+    action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
+    if (action != LWP_TB_SPLIT) {
+        lwp_icount_give_back(cs, tb.icount, false);
+    }
+    switch (action) {
     case LWP_TB_CHARGE:
         break;
     case LWP_TB_SKIP:
@@ -377,6 +397,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     insn.next_ip = env->eip;
     insn.branch = LWP_RETIRE_BRANCH(info);
     insn.counted = true;
+    insn.taken = info & LWP_RETIRE_TAKEN;
     n = lwp_retire(&env->lwp, &cpu, &insn, records);
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */

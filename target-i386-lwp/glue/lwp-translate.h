@@ -17,11 +17,13 @@ typedef struct QemuLwpDisas {
     uint8_t branch;           /* its LwpBranchClass */
     uint8_t len;              /* its length */
     bool rep;                 /* it is a REP string instruction */
+    bool exit_taken;          /* the exit being generated follows a taken branch */
     bool single;              /* cut to length: its last insn may gather */
 } QemuLwpDisas;
 
 struct DisasContext;
 static void lwp_tr_retire(struct DisasContext *s);
 static void lwp_tr_uncounted(struct DisasContext *s);
+static void lwp_tr_jump_exit(struct DisasContext *s, int tb_num);
 
 #endif

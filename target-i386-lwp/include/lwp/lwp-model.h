@@ -249,6 +249,7 @@ typedef struct LwpRetired {
     uint64_t next_ip;         /* the effective address executed next */
     uint8_t branch;           /* LwpBranchClass */
     bool counted;             /* counts as an instruction retired */
+    bool taken;               /* a conditional branch's condition held */
 } LwpRetired;
 
 /*
