@@ -51,6 +51,8 @@ protected:
         return t;
     }
 
+    bool taken_to_next = false;    // a taken Jcc whose target is the next insn
+
     LwpTbAction plan(const LwpTbShape &t, uint32_t *split)
     {
         return lwp_tb_plan(&st, &caps, &t, split);
@@ -65,6 +67,7 @@ protected:
         r.next_ip = next;
         r.branch = branch;
         r.counted = true;
+        r.taken = next != ip + 2 || taken_to_next;
         return lwp_retire(&st, &env, &r, records);
     }
 };
@@ -216,6 +219,12 @@ TEST_F(Events, BranchRecordHasTakenAndTarget)
     EXPECT_EQ(rec[0][3], 0x80);                   // taken; FUS/PRV/PRD 0
     EXPECT_EQ(load64(rec[0] + 8), 0x5000u);
     EXPECT_EQ(load64(rec[0] + 16), 0x4000u);
+    // Taken, to the next instruction: TKN from the condition, not the target.
+    st.counter[LWP_EVENT_BRE] = 0;
+    taken_to_next = true;
+    ASSERT_EQ(retire(0x5000, LWP_BRANCH_COND, 0x5002, rec), 1u);
+    EXPECT_EQ(rec[0][3], 0x80);
+    EXPECT_EQ(load64(rec[0] + 16), 0x5002u);
 }
 
 TEST_F(Events, BothEventsOnOneBranchStoreInstructionsRetiredFirst)
