@@ -74,6 +74,13 @@ void x86_lwp_reset(X86CPU *cpu)
     x86_lwp_state_changed(env);
 }
 
+void x86_lwp_new_task(CPUX86State *env)
+{
+    /* COREID is the new vCPU's index, as x86_lwp_reset() sets it. */
+    lwp_state_reset(&env->lwp);
+    x86_lwp_reset(env_archcpu(env));
+}
+
 void x86_lwp_reset_state(CPUX86State *env)
 {
     lwp_state_reset(&env->lwp);

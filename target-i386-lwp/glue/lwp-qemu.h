@@ -40,6 +40,8 @@
 #define LWP_UNWIND_IRE(u)        ((uint32_t)(u) & 0x3ff)
 #define LWP_UNWIND_BRANCH(u)     ((uint32_t)((u) >> 10) & 3)
 
+/* linux-user: a new thread or process starts with LWP disabled (spec 8.4). */
+void x86_lwp_new_task(CPUX86State *env);
 /* LWP disabled, internal state discarded (a signal handler's start). */
 void x86_lwp_reset_state(CPUX86State *env);
 /* Recompute what translated code counts after any change of LWP state. */
