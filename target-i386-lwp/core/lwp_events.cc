@@ -72,6 +72,24 @@ void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
     }
 }
 
+// A step of an enabled session, on a copy committed only if it succeeds.
+template <typename Step>
+void run_on_copy(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                 LwpOutcome *out, bool needed, Step step)
+{
+    outcome_begin(out);
+    if (!st->cbaddr || !needed) {
+        return;
+    }
+    Access access(*env, *mem, *out);
+    LwpState next = *st;
+    if (!step(next, *env, access)) {
+        outcome_abandon(out);
+        return;
+    }
+    *st = next;
+}
+
 } // namespace
 
 extern "C" {
@@ -183,33 +201,13 @@ unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
 void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                        LwpOutcome *out) noexcept
 {
-    outcome_begin(out);
-    if (!st->cbaddr || !st->pending[0]) {
-        return;
-    }
-    Access access(*env, *mem, *out);
-    LwpState next = *st;
-    if (!store_pending(next, *env, access)) {
-        outcome_abandon(out);
-        return;
-    }
-    *st = next;
+    run_on_copy(st, env, mem, out, st->pending[0] != 0, store_pending);
 }
 
 void lwp_prepare(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                  LwpOutcome *out) noexcept
 {
-    outcome_begin(out);
-    if (!st->cbaddr || st->cache_valid) {
-        return;
-    }
-    Access access(*env, *mem, *out);
-    LwpState next = *st;
-    if (!ensure_cache(next, *env, access)) {
-        outcome_abandon(out);
-        return;
-    }
-    *st = next;
+    run_on_copy(st, env, mem, out, !st->cache_valid, ensure_cache);
 }
 
 } // extern "C"

@@ -127,13 +127,18 @@ static void lwp_check_available(CPUX86State *env, uintptr_t ra)
     }
 }
 
-#define LWP_PREPARE(env, m, e) \
-    LwpGuestMem m = { (env), cpu_mmu_index(env_cpu(env), false), GETPC() }; \
+/* Guest memory and CPU environment of the model, faults unwinding to @ra. */
+#define LWP_GUEST(env, m, e, ra) \
+    LwpGuestMem m = { (env), cpu_mmu_index(env_cpu(env), false), (ra) }; \
     LwpMem m##_ops = { &m, lwp_mem_read, lwp_mem_probe_write }; \
     LwpCpuEnv e; \
-    LwpOutcome out; \
-    lwp_check_available((env), m.ra); \
     lwp_cpu_env((env), &e)
+
+/* An LWP instruction's helper: #UD unless available. */
+#define LWP_PREPARE(env, m, e) \
+    LWP_GUEST(env, m, e, GETPC()); \
+    LwpOutcome out; \
+    lwp_check_available((env), m.ra)
 
 void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
 {
@@ -275,39 +280,34 @@ static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
 }
 
 /* Store st.pending; on a fault the record stays pending and #PF is raised. */
+typedef void LwpStateStep(LwpState *st, const LwpCpuEnv *env,
+                          const LwpMem *mem, LwpOutcome *out);
+
+/* Run one model step on env->lwp; a fault raises it, state unchanged. */
+static void lwp_step_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu,
+                              LwpStateStep *step)
+{
+    CPUX86State *env = m->env;
+    LwpState next = env->lwp;
+    LwpOutcome out;
+
+    step(&next, cpu, ops, &out);
+    lwp_complete(m, &out);
+    env->lwp = next;
+}
+
+/* Store st.pending; on a fault the record stays pending and #PF is raised. */
 static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpMem *ops,
                                        LwpCpuEnv *cpu)
 {
-    CPUX86State *env = m->env;
-    LwpState next = env->lwp;
-    LwpOutcome out;
+    uint8_t event = m->env->lwp.pending[0];
 
-    if (!next.pending[0]) {
-        return;
+    if (event) {
+        /* A fault is traced (lwp_fault) and raised by lwp_complete. */
+        lwp_step_or_fault(m, ops, cpu, lwp_store_pending);
+        trace_lwp_store(event, m->env->eip, LWP_OK, m->env->lwp.head);
     }
-    lwp_store_pending(&next, cpu, ops, &out);
-    trace_lwp_store(next.pending[0] ? next.pending[0] : env->lwp.pending[0],
-                    env->eip, out.status, next.head);
-    lwp_complete(m, &out);
-    env->lwp = next;
 }
-
-static void lwp_prepare_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu)
-{
-    CPUX86State *env = m->env;
-    LwpState next = env->lwp;
-    LwpOutcome out;
-
-    lwp_prepare(&next, cpu, ops, &out);
-    lwp_complete(m, &out);
-    env->lwp = next;
-}
-
-#define LWP_PREPARE_EXACT(env, m, e) \
-    LwpGuestMem m = { (env), cpu_mmu_index(env_cpu(env), false), 0 }; \
-    LwpMem m##_ops = { &m, lwp_mem_read, lwp_mem_probe_write }; \
-    LwpCpuEnv e; \
-    lwp_cpu_env((env), &e)
 
 /* -icount charged a TB's instructions at its start: give them back, or take them again. */
 static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
@@ -327,7 +327,7 @@ void helper_lwp_tb_slow(CPUX86State *env)
     LwpTbShape tb;
     LwpTbAction action;
     uint32_t split;
-    LWP_PREPARE_EXACT(env, mem, cpu);
+    LWP_GUEST(env, mem, cpu, 0);
 
     t->gathering = 0;
     t->tb_uncharged = 0;
@@ -338,7 +338,7 @@ void helper_lwp_tb_slow(CPUX86State *env)
     lwp_icount_give_back(cs, LWP_TB_INFO_ICOUNT(info), true);
     lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
     if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_prepare_or_fault(&mem, &mem_ops, &cpu);
+        lwp_step_or_fault(&mem, &mem_ops, &cpu, lwp_prepare);
     }
 
     tb.first_ip = env->eip;
@@ -387,9 +387,9 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         return;
     }
 
-    LWP_PREPARE_EXACT(env, mem, cpu);
+    LWP_GUEST(env, mem, cpu, 0);
     if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_prepare_or_fault(&mem, &mem_ops, &cpu);
+        lwp_step_or_fault(&mem, &mem_ops, &cpu, lwp_prepare);
     }
     insn.ip = t->insn_ip;
     insn.fallthrough = lwp_wrap_ip(insn.ip + LWP_RETIRE_LEN(info),
