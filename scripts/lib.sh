@@ -28,3 +28,8 @@ series_hash() {
     (cat "$SERIES_DIR/series"; series_patches | while read -r p; do cat "$SERIES_DIR/$p" 2>/dev/null || echo "missing $p"; done) |
         sha256sum | cut -c1-32
 }
+
+# ccache keys on paths relative to the tree, so another clone or worktree of
+# qemu-lwp reuses what this one compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$QEMU_LWP_ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
