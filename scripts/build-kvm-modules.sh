@@ -52,12 +52,13 @@ apt_update() {
     [ "$APT_UPDATED" = 1 ] && return 0
     [ "$(id -u)" = 0 ] || die "package lists needed: run 'apt-get update' as root"
     step "apt-get update"
-    apt-get update -qq >&2 || die "apt-get update failed"
+    apt-get update -qq >&2 || die "apt-get update failed: the Debian registry is not reachable"
     APT_UPDATED=1
 }
 
 installed_version() {   # prints the version of an installed package, or nothing
-    dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null |
+    # dpkg-query fails for a package it has never seen: that is "nothing".
+    { dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null || true; } |
         awk '$1 == "ii" { print $2 }'
 }
 
@@ -68,18 +69,12 @@ apt_install() {
         die "apt-get install $* failed"
 }
 
-# The linux-image-6.1.0-NN-amd64 that linux-image-amd64 depends on.
-image_dependency() {
-    apt-cache depends linux-image-amd64 2>/dev/null |
-        sed -n 's/^ *Depends: linux-image-\(6\.1\.0-[0-9][0-9]*-amd64\)$/\1/p' | head -n 1
-}
-
 REL=${KERNEL_RELEASE:-}
 if [ -z "$REL" ]; then
-    REL=$(image_dependency)
+    REL=$(debian_kernel_release)
     if [ -z "$REL" ]; then
         apt_update
-        REL=$(image_dependency)
+        REL=$(debian_kernel_release)
     fi
     [ -n "$REL" ] || die "linux-image-amd64 depends on no linux-image-6.1.0-NN-amd64 (set KERNEL_RELEASE)"
 fi

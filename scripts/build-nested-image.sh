@@ -37,21 +37,22 @@ mkdir -p "$OUT" "$DEB_DIR" "$QEMU_LWP_BUILD"
 log() { echo "nested-image: $*" | tee -a "$LOG" >&2; }
 : >"$LOG"
 
+need_cmd cpio cpio
+need_cmd dpkg-deb dpkg
+need_cmd modinfo kmod
+need_cmd strip binutils
 [ -x "$QEMU_BIN" ] || die "no $QEMU_BIN: build QEMU first (scripts/run.sh)"
 ls "$GUEST_DIR"/*.img >/dev/null 2>&1 || die "no guest images in $GUEST_DIR: build the tests first"
 
 # --- the packages ----------------------------------------------------------
-kernel_pkg() {
-    apt-cache depends linux-image-amd64 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n1
-}
-KPKG=${NESTED_KERNEL_PKG:-$(kernel_pkg)}
-if [ -z "$KPKG" ]; then
+KREL=$(debian_kernel_release)
+if [ -z "${NESTED_KERNEL_PKG:-}" ] && [ -z "$KREL" ]; then
     log "apt-cache knows no linux-image-amd64: apt-get update"
-    apt-get update >>"$LOG" 2>&1 || die "apt-get update failed (see $LOG)"
-    KPKG=$(kernel_pkg)
-    [ -n "$KPKG" ] || die "linux-image-amd64 depends on no linux-image-*-amd64 package"
+    apt-get update >>"$LOG" 2>&1 || die_log "$LOG" "apt-get update failed"
+    KREL=$(debian_kernel_release)
+    [ -n "$KREL" ] || die "linux-image-amd64 depends on no linux-image-6.1.0-NN-amd64 package"
 fi
+KPKG=${NESTED_KERNEL_PKG:-linux-image-$KREL}
 KVER=${KPKG#linux-image-}
 
 fetch_deb() {   # package -> path of its .deb in DEB_DIR
@@ -70,7 +71,7 @@ fetch_deb() {   # package -> path of its .deb in DEB_DIR
     if [ -z "$file" ]; then
         log "downloading $pkg $ver"
         (cd "$DEB_DIR" && apt-get download "$pkg=$ver") >>"$LOG" 2>&1 ||
-            die "apt-get download $pkg failed (see $LOG)"
+            die_log "$LOG" "apt-get download $pkg failed"
         file=$(ls -t "$DEB_DIR/${pkg}_"*_amd64.deb | head -n1)
     fi
     echo "$file"

@@ -29,13 +29,13 @@ if [ ! -f "$QEMU_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
     mkdir -p "$QEMU_BUILDDIR"
     (cd "$QEMU_BUILDDIR" && "$QEMU_SRC/configure" "${CONFIGURE_ARGS[@]}") \
         >"$QEMU_LWP_BUILD/qemu-configure.log" 2>&1 ||
-        die "QEMU configure failed (see $QEMU_LWP_BUILD/qemu-configure.log)"
+        die_log "$QEMU_LWP_BUILD/qemu-configure.log" "QEMU configure failed"
     echo "$want" >"$QEMU_BUILDDIR/.qemu-lwp-configure"
 fi
 step "building QEMU (ninja, incremental)"
 ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 tests/tcg/plugins/libinsn.so \
     >"$QEMU_LWP_BUILD/qemu-build.log" 2>&1 ||
-    { tail -n 30 "$QEMU_LWP_BUILD/qemu-build.log" >&2; die "QEMU build failed (see $QEMU_LWP_BUILD/qemu-build.log)"; }
+    die_log "$QEMU_LWP_BUILD/qemu-build.log" "QEMU build failed"
 
 # Binaries run from the build tree look for the firmware path relocated under
 # qemu-bundle/; point those places at Debian's firmware so no -L is needed.

@@ -14,7 +14,7 @@ fetch_tarball() {
         tmp=$(mktemp -d "$QEMU_LWP_CACHE/dl.XXXXXX")
         (cd "$tmp" && apt-get source --tar-only --download-only "qemu=$QEMU_DEB_VERSION" \
             >"$QEMU_LWP_CACHE/apt-source.log" 2>&1) ||
-            { rm -rf "$tmp"; die "apt-get source qemu=$QEMU_DEB_VERSION failed: registry unreachable or version gone (see $QEMU_LWP_CACHE/apt-source.log)"; }
+            { rm -rf "$tmp"; die_log "$QEMU_LWP_CACHE/apt-source.log" "apt-get source qemu=$QEMU_DEB_VERSION failed: registry unreachable or version gone"; }
         [ -f "$tmp/$QEMU_TARBALL" ] || { rm -rf "$tmp"; die "apt-get source did not produce $QEMU_TARBALL"; }
         mv "$tmp/$QEMU_TARBALL" "$tarball"
         rm -rf "$tmp"
@@ -36,7 +36,7 @@ apply_series() {
         # Strict: no fuzz, no reversed or already-applied hunks; dry run first so
         # a failing patch leaves the tree as the previous patch left it.
         if ! patch -d "$QEMU_SRC" -p1 -F0 -N --dry-run --quiet <"$SERIES_DIR/$p" >"$QEMU_LWP_BUILD/patch.log" 2>&1; then
-            die "patch does not apply cleanly: patches/qemu-$QEMU_VERSION/$p (see $QEMU_LWP_BUILD/patch.log)"
+            die_log "$QEMU_LWP_BUILD/patch.log" "patch does not apply cleanly: patches/qemu-$QEMU_VERSION/$p"
         fi
         patch -d "$QEMU_SRC" -p1 -F0 -N --quiet --no-backup-if-mismatch <"$SERIES_DIR/$p" >/dev/null
         cp "$SERIES_DIR/$p" "$APPLIED_DIR/$p"

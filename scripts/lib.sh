@@ -16,6 +16,43 @@ LWP_BUILDDIR=$QEMU_LWP_BUILD/lwp
 
 die()  { echo "qemu-lwp: error: $*" >&2; exit 1; }
 step() { echo "qemu-lwp: $*" >&2; }
+
+# die_log LOG MESSAGE: show the end of LOG, then stop with MESSAGE.
+die_log() {
+    local log=$1
+    shift
+    if [ -s "$log" ]; then
+        echo "--- last lines of $log:" >&2
+        tail -n 20 "$log" >&2
+        echo "---" >&2
+    fi
+    die "$* (see $log)"
+}
+
+# need_cmd COMMAND PACKAGE: stop unless COMMAND exists, naming its package.
+need_cmd() {
+    command -v "$1" >/dev/null 2>&1 ||
+        die "command '$1' is missing: install the Debian package $2 (scripts/setup-host.sh does)"
+}
+
+# A command that fails outside any check must not end a script silently
+# (set -e would): name it, where it was, and its exit status.  Only the
+# script's own shell reports, not the subshells that inherit the trap.
+set -o errtrace
+on_unexpected_error() {
+    local rc=$1 cmd=$2 where=$3
+    [ "$BASHPID" = "$$" ] || exit "$rc"
+    echo "qemu-lwp: error: $where: '$cmd' failed (exit status $rc)" >&2
+    exit "$rc"
+}
+trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]##*/}:$LINENO"' ERR
+
+# The release (6.1.0-NN-amd64) of the kernel Debian's linux-image-amd64
+# depends on; empty when apt knows no such package yet.
+debian_kernel_release() {
+    apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: linux-image-\(6\.1\.0-[0-9][0-9]*-amd64\)$/\1/p' | head -n 1
+}
 SERIES_DIR=$QEMU_LWP_ROOT/patches/qemu-$QEMU_VERSION
 APPLIED_DIR=$QEMU_SRC/.qemu-lwp-applied
 

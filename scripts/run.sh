@@ -25,22 +25,21 @@ if [ ! -f "$LWP_BUILDDIR/build.ninja" ]; then
     step "configuring qemu-lwp"
     meson setup "$LWP_BUILDDIR" "$QEMU_LWP_ROOT" -Dqemu_builddir="$QEMU_BUILDDIR" \
         >"$QEMU_LWP_BUILD/lwp-setup.log" 2>&1 ||
-        die "meson setup of qemu-lwp failed (see $QEMU_LWP_BUILD/lwp-setup.log)"
+        die_log "$QEMU_LWP_BUILD/lwp-setup.log" "meson setup of qemu-lwp failed"
 fi
 # Fetching and patching also run inside the build; doing it first here gives
 # a set-up failure (checksum, patch conflict, registry) its own one-line error.
 bash "$QEMU_LWP_ROOT/scripts/fetch-qemu.sh"
 step "building qemu-lwp and QEMU"
 ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||
-    { tail -n 30 "$QEMU_LWP_BUILD/lwp-build.log" >&2; die "build failed (see $QEMU_LWP_BUILD/lwp-build.log)"; }
+    die_log "$QEMU_LWP_BUILD/lwp-build.log" "build failed"
 step "built: $QEMU_BUILDDIR/qemu-system-x86_64, qemu-x86_64, qemu-i386"
 
 # The host side of the KVM path: Debian's KVM modules with patches/linux/,
 # which the nested test (tests/kvm) loads into its L1 kernel.
 if [ "$cmd" != demo ]; then
     bash "$QEMU_LWP_ROOT/scripts/build-kvm-modules.sh" >"$QEMU_LWP_BUILD/kvm-modules.log" 2>&1 ||
-        { tail -n 20 "$QEMU_LWP_BUILD/kvm-modules.log" >&2;
-          die "building the patched KVM modules failed (see $QEMU_LWP_BUILD/kvm-modules.log)"; }
+        die_log "$QEMU_LWP_BUILD/kvm-modules.log" "building the patched KVM modules failed"
     step "built: $(tail -n 1 "$QEMU_LWP_BUILD/kvm-modules.log")"
 fi
 

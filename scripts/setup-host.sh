@@ -1,38 +1,52 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Install everything qemu-lwp needs on a Debian bookworm machine.
-# Extra apt sources (deb-src, bookworm-backports) are derived from the machine's
-# own Debian source entries so that no mirror host is ever written by us.
+# Install every Debian package qemu-lwp needs (scripts/debian-packages.list)
+# on a Debian bookworm machine.  Extra apt sources (deb-src,
+# bookworm-backports) are derived from the machine's own Debian source
+# entries so that no mirror host is ever written by us.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 STAMP_DIR=${QEMU_LWP_CACHE}
 mkdir -p "$STAMP_DIR"
 PKG_STAMP=$STAMP_DIR/host-packages.stamp
+PKG_LIST=$QEMU_LWP_ROOT/scripts/debian-packages.list
+[ -f "$PKG_LIST" ] || die "$PKG_LIST is missing"
 
-# Packages: build of QEMU and the core, firmware for system guests, test tools.
-BUILD_PKGS="build-essential g++ gcc-multilib ninja-build pkg-config python3 python3-venv
-  libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev flex bison ccache xz-utils
-  libgtest-dev dpkg-dev"
-# Also from backports: Debian's own QEMU 10.0.2 (the same version without LWP,
-# for interoperability tests and benchmarks), qemu-img, and libvirt.
-BPO_PKGS="meson python3-pycotap seabios qemu-system-data ipxe-qemu
-  qemu-system-x86 qemu-utils qemu-user
-  libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
+# list_packages SUITE: the packages of the list for SUITE ("" for the default
+# suite), with @KERNEL_RELEASE@ replaced by $KREL.  A line with any other
+# '@' is printed whole for the default suite, where it is refused.
+list_packages() {
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' \
+        -e "s/@KERNEL_RELEASE@/$KREL/" "$PKG_LIST" |
+        awk -v suite="$1" -F@ '
+            NF == 1 && suite == "" { print $1 }
+            NF == 2 && $2 == suite { print $1 }
+            NF == 2 && $2 != "bookworm-backports" && suite == "" { print }
+            NF > 2 && suite == "" { print }'
+}
 
-want_hash=$(echo "$BUILD_PKGS $BPO_PKGS v4" | sha256sum | cut -c1-16)
-if [ -f "$PKG_STAMP" ] && [ "$(cat "$PKG_STAMP")" = "$want_hash" ]; then
+# The stamp covers the list and the kernel release apt offers, so a new
+# Debian kernel (new headers) is installed on the next run.
+package_hash() {
+    { cat "$PKG_LIST"; echo "kernel $KREL v5"; } | sha256sum | cut -c1-16
+}
+
+KREL=$(debian_kernel_release)
+if [ -n "$KREL" ] && [ "$(cat "$PKG_STAMP" 2>/dev/null)" = "$(package_hash)" ]; then
     exit 0
 fi
 
 [ "$(id -u)" = 0 ] || die "setup needs root to install packages (run as root or with sudo)"
 
-derive_sources() {
-    local out=/etc/apt/sources.list.d/qemu-lwp.sources
-    local uris="" signed=""
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        # Take the stanza that carries the plain 'bookworm' suite.
-        read -r uris signed < <(awk '
+# URI and Signed-By of the first deb822 stanza with the plain 'bookworm'
+# suite, else the URI of a one-line 'deb URI bookworm' entry.
+bookworm_entry() {
+    local files
+    files=$(ls /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v '/qemu-lwp\.sources$' || true)
+    if [ -n "$files" ]; then
+        # shellcheck disable=SC2086
+        awk '
             BEGIN { RS=""; FS="\n" }
             {
                 u=""; s=""; suites=""
@@ -42,13 +56,16 @@ derive_sources() {
                     if ($i ~ /^Suites:/)    { suites=" " $i " " }
                 }
                 if (suites ~ / bookworm / && u != "") { print u, s; exit }
-            }' /etc/apt/sources.list.d/debian.sources)
+            }' $files
     fi
-    if [ -z "$uris" ] && [ -f /etc/apt/sources.list ]; then
-        # One-line format, with or without [options]: deb [opts] URI bookworm ...
-        uris=$(sed -e 's/\[[^]]*\]//' /etc/apt/sources.list |
-               awk '$1=="deb" && $3=="bookworm" { print $2; exit }')
-    fi
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        sed -e 's/\[[^]]*\]//' | awk '$1=="deb" && $3=="bookworm" { print $2; exit }'
+}
+
+derive_sources() {
+    local out=/etc/apt/sources.list.d/qemu-lwp.sources
+    local uris="" signed=""
+    read -r uris signed < <(bookworm_entry; echo) || true
     [ -n "$uris" ] || die "cannot find a Debian bookworm entry in the apt sources to derive deb-src and backports from"
     [ -n "$signed" ] || signed=/usr/share/keyrings/debian-archive-keyring.gpg
     cat > "$out.tmp" <<EOS
@@ -65,12 +82,11 @@ Suites: bookworm-backports
 Components: main
 Signed-By: $signed
 EOS
-    if ! cmp -s "$out.tmp" "$out" 2>/dev/null; then
+    if cmp -s "$out.tmp" "$out"; then
+        rm -f "$out.tmp"
+    else
         mv "$out.tmp" "$out"
-        return 0
     fi
-    rm -f "$out.tmp"
-    return 1
 }
 
 # ": no package X, Y" from apt's "Unable to locate package X" lines, if any.
@@ -78,21 +94,30 @@ missing_packages() {
     local names
     names=$(sed -n 's/.*Unable to locate package \([^ ]*\).*/\1/p' "$STAMP_DIR/apt-install.log" |
             sort -u | paste -sd, -)
-    [ -n "$names" ] && echo ": no package $names"
+    if [ -n "$names" ]; then
+        echo ": no package $names"
+    fi
 }
 
 step "apt sources (deb-src, bookworm-backports)"
-derive_sources || true
+derive_sources
 step "apt-get update"
 apt-get update -qq >"$STAMP_DIR/apt-update.log" 2>&1 ||
-    die "apt-get update failed: the Debian registry is not reachable (see $STAMP_DIR/apt-update.log)"
-step "installing build and firmware packages"
+    die_log "$STAMP_DIR/apt-update.log" "apt-get update failed: the Debian registry is not reachable"
+KREL=$(debian_kernel_release)
+[ -n "$KREL" ] ||
+    die "apt offers no linux-image-amd64 that depends on a 6.1.0-NN-amd64 kernel: cannot name the kernel headers"
+
+mapfile -t main_pkgs < <(list_packages "")
+mapfile -t bpo_pkgs < <(list_packages bookworm-backports)
+bad=$(printf '%s\n' "${main_pkgs[@]}" | grep @ | paste -sd' ' - || true)
+[ -z "$bad" ] || die "scripts/debian-packages.list: unknown placeholder or suite in: $bad"
+
+step "installing scripts/debian-packages.list (${#main_pkgs[@]} + ${#bpo_pkgs[@]} from backports, kernel $KREL)"
 export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $BUILD_PKGS >"$STAMP_DIR/apt-install.log" 2>&1 ||
-    die "apt-get install of build packages failed$(missing_packages) (see $STAMP_DIR/apt-install.log)"
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends -t bookworm-backports $BPO_PKGS \
+apt-get install -y -qq --no-install-recommends "${main_pkgs[@]}" >"$STAMP_DIR/apt-install.log" 2>&1 ||
+    die_log "$STAMP_DIR/apt-install.log" "apt-get install of the packages failed$(missing_packages)"
+apt-get install -y -qq --no-install-recommends -t bookworm-backports "${bpo_pkgs[@]}" \
     >>"$STAMP_DIR/apt-install.log" 2>&1 ||
-    die "apt-get install of backports packages failed$(missing_packages) (see $STAMP_DIR/apt-install.log)"
-echo "$want_hash" > "$PKG_STAMP"
+    die_log "$STAMP_DIR/apt-install.log" "apt-get install of the bookworm-backports packages failed$(missing_packages)"
+package_hash >"$PKG_STAMP"
