@@ -45,7 +45,7 @@ on_unexpected_error() {
     echo "qemu-lwp: error: $where: '$cmd' failed (exit status $rc)" >&2
     exit "$rc"
 }
-trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]##*/}:$LINENO"' ERR
+trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]:-$0}:$LINENO"' ERR
 
 # The release (6.1.0-NN-amd64) of the kernel Debian's linux-image-amd64
 # depends on; empty when apt knows no such package yet.
