@@ -50,7 +50,7 @@ trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]:-$0}:$LINENO"' ER
 # The release (6.1.0-NN-amd64) of the kernel Debian's linux-image-amd64
 # depends on; empty when apt knows no such package yet.
 debian_kernel_release() {
-    apt-cache depends linux-image-amd64 2>/dev/null |
+    { apt-cache depends linux-image-amd64 2>/dev/null || true; } |
         sed -n 's/^ *Depends: linux-image-\(6\.1\.0-[0-9][0-9]*-amd64\)$/\1/p' | head -n 1
 }
 SERIES_DIR=$QEMU_LWP_ROOT/patches/qemu-$QEMU_VERSION

@@ -16,7 +16,9 @@ demo|test|build) shift ;;
 *) echo "usage: $0 demo|test|build [meson test arguments...]" >&2; exit 2 ;;
 esac
 
-bash "$QEMU_LWP_ROOT/scripts/setup-host.sh"
+# The scripts run here name their own failures; '|| exit' passes the status
+# on without naming them a second time.
+bash "$QEMU_LWP_ROOT/scripts/setup-host.sh" || exit
 mkdir -p "$QEMU_LWP_BUILD"
 
 export PATH=/usr/lib/ccache:$PATH
@@ -29,7 +31,7 @@ if [ ! -f "$LWP_BUILDDIR/build.ninja" ]; then
 fi
 # Fetching and patching also run inside the build; doing it first here gives
 # a set-up failure (checksum, patch conflict, registry) its own one-line error.
-bash "$QEMU_LWP_ROOT/scripts/fetch-qemu.sh"
+bash "$QEMU_LWP_ROOT/scripts/fetch-qemu.sh" || exit
 step "building qemu-lwp and QEMU"
 ninja -C "$LWP_BUILDDIR" >"$QEMU_LWP_BUILD/lwp-build.log" 2>&1 ||
     die_log "$QEMU_LWP_BUILD/lwp-build.log" "build failed"

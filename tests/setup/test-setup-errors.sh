@@ -28,8 +28,10 @@ install:*) for a; do last=$a; done
 esac
 exit 0
 STUB
+# A bare root has no package lists until apt-get update: apt-cache fails.
 cat >"$tmp/bin/apt-cache" <<'STUB'
 #!/bin/sh
+[ "$STUB_APT" = update-fails ] && { echo "E: No packages found" >&2; exit 100; }
 case "$1" in
 depends) printf 'linux-image-amd64\n  Depends: linux-image-6.1.0-99-amd64\n' ;;
 esac
@@ -64,7 +66,7 @@ fresh_tree() {
 }
 
 fresh_tree
-STUB_APT=update-fails expect_error "unreachable registry is named" \
+STUB_APT=update-fails expect_error "no package lists yet, unreachable registry: the registry is named" \
     "apt-get update failed: the Debian registry is not reachable" "$tmp/tree/scripts/setup-host.sh"
 
 fresh_tree
