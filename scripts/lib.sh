@@ -70,3 +70,6 @@ series_hash() {
 # qemu-lwp reuses what this one compiled.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$QEMU_LWP_ROOT}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+# The compiler of a fresh root (scripts/bare-root.sh) is the same Debian
+# binary with a new mtime: identify it by its content.
+export CCACHE_COMPILERCHECK=${CCACHE_COMPILERCHECK:-content}
