@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A program that retires instructions (and branches) in known proportions,
+ * for lwp-prof's accuracy tests: work60, work30 and work10 each run the
+ * same five-instruction loop (one branch per iteration) 6, 3 and 1 times
+ * BASE iterations, so 60 %, 30 % and 10 % of the instructions and of the
+ * branches the program retires are theirs (the rest of the program is a
+ * few thousand instructions).
+ *
+ *   proportions serial    the three in a row
+ *   proportions threads   work60 in the main thread, work30 and work10 in
+ *                         two threads of their own
+ *   proportions fork      work60 and work10 in the parent, work30 in a
+ *                         child of fork() (profiled into FILE.<pid>)
+ *   proportions signals   serial, interrupted by 100 SIGUSR1s that its own
+ *                         handler must all see
+ *   proportions exec      serial, then exec's a shell that prints the
+ *                         LD_PRELOAD it got
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BASE 1000000ul
+
+#define WORK(name) \
+    __attribute__((noinline)) void name(unsigned long n) \
+    { \
+        asm volatile("1: addl $1, %%eax\n\t" \
+                     "addl $3, %%edx\n\t" \
+                     "xorl %%eax, %%edx\n\t" \
+                     "dec %0\n\t" \
+                     "jnz 1b" \
+                     : "+c"(n) : : "eax", "edx", "cc"); \
+    }
+
+WORK(work60)
+WORK(work30)
+WORK(work10)
+
+static void *thread_main(void *arg)
+{
+    work30 == arg ? work30(3 * BASE) : work10(BASE);
+    return NULL;
+}
+
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    usr1_seen++;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "serial";
+
+    if (!strcmp(mode, "serial")) {
+        work60(6 * BASE);
+        work30(3 * BASE);
+        work10(BASE);
+    } else if (!strcmp(mode, "threads")) {
+        pthread_t a, b;
+        pthread_create(&a, NULL, thread_main, (void *)work30);
+        pthread_create(&b, NULL, thread_main, (void *)work10);
+        work60(6 * BASE);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+    } else if (!strcmp(mode, "fork")) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0) {
+            work30(3 * BASE);
+            exit(0);
+        }
+        work60(6 * BASE);
+        work10(BASE);
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status)) {
+            fprintf(stderr, "proportions: the child failed\n");
+            return 1;
+        }
+        printf("child %d\n", (int)pid);
+    } else if (!strcmp(mode, "signals")) {
+        struct sigaction sa = { .sa_handler = on_usr1 };
+        sigaction(SIGUSR1, &sa, NULL);
+        for (int i = 0; i < 100; i++) {
+            work60(6 * BASE / 100);
+            raise(SIGUSR1);
+            work30(3 * BASE / 100);
+            work10(BASE / 100);
+        }
+        if (usr1_seen != 100) {
+            fprintf(stderr, "proportions: %d of 100 SIGUSR1 seen\n", (int)usr1_seen);
+            return 1;
+        }
+        printf("100 signals handled\n");
+    } else if (!strcmp(mode, "exec")) {
+        work60(6 * BASE);
+        work30(3 * BASE);
+        work10(BASE);
+        fflush(stdout);
+        execl("/bin/sh", "sh", "-c", "echo \"LD_PRELOAD=[$LD_PRELOAD]\"", (char *)NULL);
+        perror("execl");
+        return 1;
+    } else {
+        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec]\n");
+        return 2;
+    }
+    return 0;
+}
