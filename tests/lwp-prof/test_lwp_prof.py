@@ -86,12 +86,12 @@ def missed_zero(p, what, data):
 
 
 def make_xz_input(path):
-    """About 400 kB of text, the same every run."""
+    """About 800 kB of text, the same every run."""
     r = random.Random(12)
     words = [''.join(r.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(r.randint(2, 9)))
              for _ in range(3000)]
     out, n = [], 0
-    while n < 400000:
+    while n < 800000:
         w = r.choice(words) if r.random() < 0.9 else str(r.randint(0, 99999))
         out.append(w)
         n += len(w) + 1
@@ -232,6 +232,9 @@ def main():
         'below the minimum 255')
     err('interval out of range', ['-i', '0', '--', a.proportions], 'from 1 to')
     err('unknown event', ['-e', 'dme', '--', a.proportions], 'unknown event')
+    err('no threshold interrupt under linux-user',
+        ['--threshold-signal', 'USR2', '--', a.proportions], 'threshold interrupt is not available')
+    err('bad signal name', ['--signal', 'NOPE', '--', a.proportions], 'not a signal')
     err('statically linked', ['--', a.proportions_static], 'statically linked')
     err('not an ELF program', ['--', os.path.abspath(__file__)], 'not an ELF')
     err('program not found', ['--', 'no-such-program-here'], 'not found')

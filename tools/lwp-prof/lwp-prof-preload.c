@@ -12,6 +12,8 @@
  *  - from the signal an OS delivers for the threshold interrupt
  *    (LWP_PROF_THRESHOLD_SIGNAL), and
  *  - at thread exit, at process exit and before exec.
+ * The loaded objects and their load addresses are written at start, when a
+ * thread starts or ends, and at the end.
  * A signal handler runs with LWP disabled (Linux gives handlers the initial
  * extended state), so the drain reads the interrupted head offset from the
  * LWP component of the XSAVE image in the signal frame (figure 7-1); the
@@ -102,6 +104,8 @@ static struct {
 static struct lwp_caps caps;
 static int profiling;
 static int out_fd = -1;
+static dev_t out_dev;               /* the data file, to notice when a */
+static ino_t out_ino;               /* program closed and reused out_fd */
 static pid_t owner_pid;
 static pthread_key_t thread_key;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -161,14 +165,15 @@ static int env_signal(const char *name, int dflt)
         if (s[5] && *end) {
             v = -1;
         }
-    } else if (!strcmp(s, "PROF")) {
-        v = SIGPROF;
-    } else if (!strcmp(s, "IO")) {
-        v = SIGIO;
     } else {
         v = strtol(s, &end, 10);
-        if (*end) {
+        if (*end || end == s) {
             v = -1;
+            for (int i = 1; i < SIGRTMIN; i++) {
+                if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), s)) {
+                    v = i;          /* USR2, PROF, IO, ... */
+                }
+            }
         }
     }
     if (v <= 0 || v >= NSIG || v == SIGKILL || v == SIGSTOP) {
@@ -219,7 +224,7 @@ static void read_caps(void)
             cfg.event, cfg.event);
     }
     if (cfg.threshold_signal && !(caps.eax & FLAG_INT)) {
-        die("LWP_PROF_THRESHOLD_SIGNAL is set but the threshold interrupt is "
+        die("a threshold signal (--threshold-signal, LWP_PROF_THRESHOLD_SIGNAL) is set but the threshold interrupt is "
             "not available (CPUID 8000_001Ch EAX[31] clear): this OS does not "
             "deliver it; unset it to drain from a timer");
     }
@@ -229,10 +234,25 @@ static void read_caps(void)
 
 /* ---- the data file ---- */
 
+/*
+ * Programs that close every descriptor (daemons, closefrom) may reuse ours:
+ * write only while it is still the data file.  Async-signal-safe.
+ */
+static int output_ok(void)
+{
+    struct stat st;
+
+    return out_fd >= 0 && !fstat(out_fd, &st) && st.st_dev == out_dev &&
+           st.st_ino == out_ino;
+}
+
 static void write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
 
+    if (!output_ok()) {
+        return;
+    }
     while (len) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR) {
@@ -251,10 +271,22 @@ static void open_output(const char *path)
     struct lwpprof_file_header h = { .version = LWPPROF_VERSION };
     const char *prog = program_invocation_short_name;
 
-    out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (out_fd < 0) {
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+
+    if (fd < 0) {
         die("cannot write %s: %s", path, strerror(errno));
     }
+    /* Out of the way of programs that expect low descriptors to be free. */
+    out_fd = fcntl(fd, F_DUPFD_CLOEXEC, 500);
+    if (out_fd < 0) {
+        out_fd = fd;
+    } else {
+        close(fd);
+    }
+    fstat(out_fd, &st);
+    out_dev = st.st_dev;
+    out_ino = st.st_ino;
     memcpy(h.magic, LWPPROF_MAGIC, sizeof(h.magic));
     h.header_size = sizeof(h);
     h.event_id = cfg.event;
@@ -384,6 +416,9 @@ static void drain(struct lwp_thread *t, uint32_t head)
     h.missed = missed;
     iov[0].iov_base = &h;
     iov[0].iov_len = sizeof(h);
+    if (!output_ok()) {
+        return;                 /* leave them: MissedEvents will tell */
+    }
     while (writev(out_fd, iov, n) < 0 && errno == EINTR) {
     }
     t->samples += h.count;
@@ -528,6 +563,12 @@ static struct lwp_thread *thread_begin(int check_interval)
     return t;
 }
 
+/*
+ * New objects (dlopen) are recorded when a thread starts or stops and at
+ * the end; dlopen itself is not interposed, since glibc finds the
+ * caller's RUNPATH from its return address.
+ */
+
 static void write_thread_block(struct lwp_thread *t)
 {
     struct lwpprof_thread b = {
@@ -586,6 +627,7 @@ static void thread_key_destructor(void *p)
     if (t && t == self) {
         thread_stop(t);
         thread_forget(t);
+        write_modules();
     }
 }
 
@@ -595,11 +637,9 @@ static void thread_key_destructor(void *p)
  */
 static void drain_other_threads(void)
 {
+    int sig = cfg.threshold_signal ? cfg.threshold_signal : cfg.signal;
     struct lwp_thread *t;
 
-    if (cfg.threshold_signal) {
-        return;
-    }
     pthread_mutex_lock(&threads_lock);
     for (t = threads; t; t = t->next) {
         uint32_t seq = t->drain_seq;
@@ -608,7 +648,7 @@ static void drain_other_threads(void)
         if (t == self || !t->active) {
             continue;
         }
-        if (syscall(SYS_tgkill, owner_pid, t->tid, cfg.signal)) {
+        if (syscall(SYS_tgkill, owner_pid, t->tid, sig)) {
             continue;
         }
         for (waited = 0; waited < 200 && t->drain_seq == seq; waited++) {
@@ -785,7 +825,8 @@ __attribute__((constructor)) static void lwp_prof_init(void)
     open_output(cfg.output);
     write_modules();
     profiling = 1;
-    thread_begin(1);
+    /* pthread_exit() of the main thread stops its session too */
+    pthread_setspecific(thread_key, thread_begin(1));
 }
 
 __attribute__((destructor)) static void lwp_prof_fini(void)
@@ -807,6 +848,7 @@ static void *thread_trampoline(void *p)
     struct lwp_thread *t;
 
     free(p);
+    write_modules();
     t = thread_begin(0);
     if (t) {
         pthread_setspecific(thread_key, t);
@@ -834,21 +876,6 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         free(a);
     }
     return rc;
-}
-
-EXPORT void *dlopen(const char *file, int mode)
-{
-    static void *(*real)(const char *, int);
-    void *h;
-
-    if (!real) {
-        real = dlsym(RTLD_NEXT, "dlopen");
-    }
-    h = real(file, mode);
-    if (h && profiling && getpid() == owner_pid) {
-        write_modules();
-    }
-    return h;
 }
 
 /* exec: finish this image's profile; if exec fails, profile on. */

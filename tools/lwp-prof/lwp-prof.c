@@ -217,6 +217,30 @@ static void summarize(const char *output)
     fprintf(stderr, "lwp-prof: %zu samples (%s every %u), %u thread(s), %llu missed, in %s\n",
             d.n_samples, prof_event_name(d.hdr.event_id), d.hdr.interval + 1,
             d.n_threads, (unsigned long long)d.missed, output);
+    {
+        /* children of fork() profiled themselves into OUTPUT.<pid> */
+        char *dir = g_path_get_dirname(output), *base = g_path_get_basename(output);
+        GDir *gd = g_dir_open(dir, 0, NULL);
+        const char *name;
+        unsigned children = 0;
+
+        while (gd && (name = g_dir_read_name(gd))) {
+            const char *rest = name + strlen(base);
+            if (g_str_has_prefix(name, base) && rest[0] == '.' && rest[1] &&
+                strspn(rest + 1, "0123456789") == strlen(rest + 1)) {
+                children++;
+            }
+        }
+        if (children) {
+            fprintf(stderr, "lwp-prof: and %u profile(s) of forked children: %s.<pid>\n",
+                    children, output);
+        }
+        if (gd) {
+            g_dir_close(gd);
+        }
+        g_free(dir);
+        g_free(base);
+    }
     if (d.missed) {
         fprintf(stderr, "lwp-prof: %llu samples were lost to a full ring buffer: raise "
                 "--ring or lower --drain-ms\n", (unsigned long long)d.missed);
