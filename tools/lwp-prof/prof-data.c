@@ -115,6 +115,7 @@ int prof_data_load(const char *path, struct prof_data *d)
             gboolean found = FALSE;
 
             memcpy(&t, buf + off, sizeof(t));
+            d->drains += t.drains;
             for (i = 0; i < threads->len; i++) {
                 struct thread_missed *tm = &g_array_index(threads, struct thread_missed, i);
                 if (tm->tid == t.tid) {

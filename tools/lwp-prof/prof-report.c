@@ -540,8 +540,9 @@ int report_main(int argc, char **argv)
         if (weights) {
             printf("# weights from %s: %" PRIu64 " events\n", weights, total);
         } else {
-            printf("# %zu samples, %" PRIu64 " missed (MissedEvents)%s\n", d.n_samples,
-                   d.missed, d.ended ? "" : ", profile not closed (killed?)");
+            printf("# %zu samples, %" PRIu64 " missed (MissedEvents), %" PRIu64
+                   " ring drains%s\n", d.n_samples, d.missed, d.drains,
+                   d.ended ? "" : ", profile not closed (killed?)");
         }
         printf("#\n# %8s %10s  %-40s %s\n", "percent", weights ? "events" : "samples",
                lines ? "source line / symbol" : "symbol", "shared object");
