@@ -16,6 +16,8 @@
  *                         handler must all see
  *   proportions exec      serial, then exec's a shell that prints the
  *                         LD_PRELOAD it got
+ *   proportions masked    threads, every one with all signals blocked (the
+ *                         way xz starts its workers, and then some)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -43,8 +45,15 @@ WORK(work60)
 WORK(work30)
 WORK(work10)
 
+static int block_all;
+
 static void *thread_main(void *arg)
 {
+    if (block_all) {
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, NULL);
+    }
     work30 == arg ? work30(3 * BASE) : work10(BASE);
     return NULL;
 }
@@ -65,11 +74,16 @@ int main(int argc, char **argv)
         work60(6 * BASE);
         work30(3 * BASE);
         work10(BASE);
-    } else if (!strcmp(mode, "threads")) {
+    } else if (!strcmp(mode, "threads") || !strcmp(mode, "masked")) {
         pthread_t a, b;
+        sigset_t all, old;
+        block_all = !strcmp(mode, "masked");
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, block_all ? &all : NULL, &old);
         pthread_create(&a, NULL, thread_main, (void *)work30);
         pthread_create(&b, NULL, thread_main, (void *)work10);
         work60(6 * BASE);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_join(a, NULL);
         pthread_join(b, NULL);
     } else if (!strcmp(mode, "fork")) {
@@ -110,7 +124,7 @@ int main(int argc, char **argv)
         perror("execl");
         return 1;
     } else {
-        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec]\n");
+        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec|masked]\n");
         return 2;
     }
     return 0;

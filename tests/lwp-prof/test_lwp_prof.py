@@ -168,6 +168,12 @@ def main():
         report(r.returncode == 0 and missed == 0 and drains > nthreads and n >= 12200,
                '%d-bit %s, 4096-record rings: the timer drains keep up (%d samples, %d missed, '
                '%d drains)' % (bits, mode, n, missed, drains))
+    r = p.record([a.proportions, 'masked'], out, 'ire', 4095, extra=['--ring', '4096'])
+    n, missed, drains = counts(out)
+    report(r.returncode == 0 and missed == 0 and drains > 3,
+           'threads that block every signal still drain (%d samples, %d missed, %d drains)' %
+           (n, missed, drains))
+    check_proportions(p, 'blocked signals, ire 4095', p.shares(out), prog)
     r = p.record([a.proportions], out, 'ire', 4095, extra=['--ring', '1024', '--drain-ms', '10000'])
     n, missed, drains = counts(out)
     report(n == 1023 and abs(n + missed - 12207) <= 3,
@@ -206,20 +212,26 @@ def main():
     xz = shutil.which('xz')
     xz_in = os.path.join(tmp, 'input.txt')
     make_xz_input(xz_in)
-    for ev, kind, interval in (('ire', 'insn', 65535), ('ire', 'insn', 4095), ('bre', 'branch', 4095)):
-        counts = os.path.join(tmp, 'counts-%s-%d.txt' % (ev, interval))
-        data = os.path.join(tmp, 'xz-%s-%d.data' % (ev, interval))
+    for ev, kind, interval, threads in (('ire', 'insn', 65535, 1), ('ire', 'insn', 4095, 1),
+                                        ('bre', 'branch', 4095, 1), ('ire', 'insn', 4095, 2)):
+        counts = os.path.join(tmp, 'counts-%s-%d-%d.txt' % (ev, interval, threads))
+        data = os.path.join(tmp, 'xz-%s-%d-%d.data' % (ev, interval, threads))
         plugin = '%s,out=%s,kind=%s' % (a.count_plugin, counts, kind)
-        r = p.record([xz, '-T1', '-3', '-c', xz_in], data, ev, interval,
+        # -T2 with 256 KiB blocks: two worker threads compress
+        opts = ['-T1'] if threads == 1 else ['-T2', '--block-size=256KiB']
+        r = p.record([xz] + opts + ['-3', '-c', xz_in], data, ev, interval,
                      env={'QEMU_PLUGIN': plugin}, stdout=os.path.join(tmp, 'out.xz'))
         ok = r.returncode == 0 and run(['xz', '-t', os.path.join(tmp, 'out.xz')]).returncode == 0
-        what = 'xz -3, %s interval %d' % (ev, interval)
+        what = 'xz %s -3, %s interval %d' % (' '.join(opts), ev, interval)
+        if threads > 1:
+            report('%d thread(s)' % (threads + 1) in p.header(data),
+                   '%s: main and %d worker threads, each profiled' % (what, threads))
         report(ok, '%s: compresses correctly while profiled (%s)' % (what, r.stderr.strip()[-200:]))
         compare_with_count(p, what, data, counts)
         missed_zero(p, what, data)
 
     # --- the report's other views
-    r = run([a.lwp_prof, 'report', '--lines', os.path.join(tmp, 'xz-ire-4095.data')])
+    r = run([a.lwp_prof, 'report', '--lines', os.path.join(tmp, 'xz-ire-4095-1.data')])
     r2 = run([a.lwp_prof, 'record', '-q', '-i', '4095', '-o', out, '--qemu',
               os.path.join(a.qemu_dir, 'qemu-x86_64'), '--', a.proportions])
     lines = run([a.lwp_prof, 'report', '--lines', '--csv', out]).stdout
@@ -232,7 +244,7 @@ def main():
     report(any(l.startswith(prog + ';' + prog + ';work60 ') for l in folded),
            'report --raw=folded: program;object;symbol count')
     raw_b = run([a.lwp_prof, 'report', '--raw=csv',
-                 os.path.join(tmp, 'xz-bre-4095.data')]).stdout.splitlines()[1:]
+                 os.path.join(tmp, 'xz-bre-4095-1.data')]).stdout.splitlines()[1:]
     report(raw_b and all(x.split(',')[1] == 'bre' and x.split(',')[4].startswith('0x')
                          for x in raw_b), 'report --raw=csv: BRE rows carry the branch target')
 

@@ -475,13 +475,39 @@ static void on_drain_signal(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+/* The drain signal this process uses. */
+static int drain_signal(void)
+{
+    return cfg.threshold_signal ? cfg.threshold_signal : cfg.signal;
+}
+
+/* pthread_sigmask is interposed (below); lwp-prof's own calls use libc's. */
+static int real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    static int (*real)(int, const sigset_t *, sigset_t *);
+
+    if (!real) {
+        real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
+    }
+    return real(how, set, old);
+}
+
 static void block_drain_signal(sigset_t *old)
 {
     sigset_t set;
 
     sigemptyset(&set);
-    sigaddset(&set, cfg.threshold_signal ? cfg.threshold_signal : cfg.signal);
-    pthread_sigmask(SIG_BLOCK, &set, old);
+    sigaddset(&set, drain_signal());
+    real_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void unblock_drain_signal(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, drain_signal());
+    real_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* ---- per-thread sessions ---- */
@@ -599,7 +625,7 @@ static void thread_stop(struct lwp_thread *t)
         drain(t, cb32(t, CB_HEAD));
         write_thread_block(t);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void thread_forget(struct lwp_thread *t)
@@ -637,7 +663,7 @@ static void thread_key_destructor(void *p)
  */
 static void drain_other_threads(void)
 {
-    int sig = cfg.threshold_signal ? cfg.threshold_signal : cfg.signal;
+    int sig = drain_signal();
     struct lwp_thread *t;
 
     pthread_mutex_lock(&threads_lock);
@@ -722,20 +748,8 @@ static void unpreload_self(void)
 static void atfork_prepare(void)
 {
     if (profiling) {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, cfg.threshold_signal ? cfg.threshold_signal : cfg.signal);
-        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        block_drain_signal(NULL);
     }
-}
-
-static void unblock_drain_signal(void)
-{
-    sigset_t set;
-
-    sigemptyset(&set);
-    sigaddset(&set, cfg.threshold_signal ? cfg.threshold_signal : cfg.signal);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 static void atfork_parent(void)
@@ -817,7 +831,7 @@ __attribute__((constructor)) static void lwp_prof_init(void)
     sa.sa_sigaction = on_drain_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
-    sigaction(cfg.threshold_signal ? cfg.threshold_signal : cfg.signal, &sa, NULL);
+    sigaction(drain_signal(), &sa, NULL);
     pthread_key_create(&thread_key, thread_key_destructor);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 
@@ -848,6 +862,8 @@ static void *thread_trampoline(void *p)
     struct lwp_thread *t;
 
     free(p);
+    /* Creators often block every signal around pthread_create (xz does). */
+    unblock_drain_signal();
     write_modules();
     t = thread_begin(0);
     if (t) {
@@ -876,6 +892,39 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         free(a);
     }
     return rc;
+}
+
+/*
+ * A thread that blocks every signal (worker threads often do) would never
+ * drain: the drain signal stays unblocked while the thread is profiled.
+ */
+static const sigset_t *without_drain_signal(int how, const sigset_t *set, sigset_t *copy)
+{
+    if (!profiling || !set || how == SIG_UNBLOCK || !self || !self->active ||
+        !sigismember(set, drain_signal())) {
+        return set;
+    }
+    *copy = *set;
+    sigdelset(copy, drain_signal());
+    return copy;
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    sigset_t copy;
+
+    return real_sigmask(how, without_drain_signal(how, set, &copy), old);
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    static int (*real)(int, const sigset_t *, sigset_t *);
+    sigset_t copy;
+
+    if (!real) {
+        real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "sigprocmask");
+    }
+    return real(how, without_drain_signal(how, set, &copy), old);
 }
 
 /* exec: finish this image's profile; if exec fails, profile on. */

@@ -28,7 +28,7 @@ struct prof_data {
     size_t n_samples;
     uint64_t missed;            /* MissedEvents, summed over threads */
     unsigned n_threads;
-    uint64_t drains;            /* ring drains, summed over ended threads */
+    uint64_t drains;            /* drains that wrote records (sample blocks) */
     int ended;                  /* an LWPPROF_END block was seen */
 };
 

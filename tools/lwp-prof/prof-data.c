@@ -72,6 +72,7 @@ int prof_data_load(const char *path, struct prof_data *d)
             struct thread_missed *tm = NULL;
 
             memcpy(&s, buf + off, sizeof(s));
+            d->drains++;
             for (i = 0; i < threads->len; i++) {
                 if (g_array_index(threads, struct thread_missed, i).tid == s.tid) {
                     tm = &g_array_index(threads, struct thread_missed, i);
@@ -115,7 +116,6 @@ int prof_data_load(const char *path, struct prof_data *d)
             gboolean found = FALSE;
 
             memcpy(&t, buf + off, sizeof(t));
-            d->drains += t.drains;
             for (i = 0; i < threads->len; i++) {
                 struct thread_missed *tm = &g_array_index(threads, struct thread_missed, i);
                 if (tm->tid == t.tid) {
