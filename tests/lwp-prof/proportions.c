@@ -18,6 +18,9 @@
  *                         LD_PRELOAD it got
  *   proportions masked    threads, every one with all signals blocked (the
  *                         way xz starts its workers, and then some)
+ *   proportions rtsig     serial, with 100 of lwp-prof's own drain signal
+ *                         (SIGRTMAX-8) raised and handled by the program,
+ *                         installed with signal() and then sigaction()
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -58,12 +61,49 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static volatile sig_atomic_t usr1_seen;
+static volatile sig_atomic_t usr1_seen, info_seen;
 
 static void on_usr1(int sig)
 {
     (void)sig;
     usr1_seen++;
+}
+
+static void on_info(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    info_seen += sig == SIGRTMAX - 8 && si->si_code == SI_TKILL && si->si_pid == getpid();
+}
+
+/* Serial work in 100 slices; @raise_between(i) after the first of each. */
+static void sliced(void (*raise_between)(int))
+{
+    for (int i = 0; i < 100; i++) {
+        work60(6 * BASE / 100);
+        raise_between(i);
+        work30(3 * BASE / 100);
+        work10(BASE / 100);
+    }
+}
+
+static void raise_usr1(int i)
+{
+    (void)i;
+    raise(SIGUSR1);
+}
+
+static void raise_rt(int i)
+{
+    struct sigaction sa = { .sa_sigaction = on_info, .sa_flags = SA_SIGINFO }, old;
+
+    if (i == 50) {
+        sigaction(SIGRTMAX - 8, &sa, &old);
+        if (old.sa_handler != on_usr1) {
+            fprintf(stderr, "proportions: sigaction did not return the signal() handler\n");
+            exit(1);
+        }
+    }
+    raise(SIGRTMAX - 8);
 }
 
 int main(int argc, char **argv)
@@ -104,14 +144,21 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "signals")) {
         struct sigaction sa = { .sa_handler = on_usr1 };
         sigaction(SIGUSR1, &sa, NULL);
-        for (int i = 0; i < 100; i++) {
-            work60(6 * BASE / 100);
-            raise(SIGUSR1);
-            work30(3 * BASE / 100);
-            work10(BASE / 100);
-        }
+        sliced(raise_usr1);
         if (usr1_seen != 100) {
             fprintf(stderr, "proportions: %d of 100 SIGUSR1 seen\n", (int)usr1_seen);
+            return 1;
+        }
+        printf("100 signals handled\n");
+    } else if (!strcmp(mode, "rtsig")) {
+        if (signal(SIGRTMAX - 8, on_usr1) != SIG_DFL) {
+            fprintf(stderr, "proportions: signal() found a handler already\n");
+            return 1;
+        }
+        sliced(raise_rt);
+        if (usr1_seen != 50 || info_seen != 50) {
+            fprintf(stderr, "proportions: %d + %d of 50 + 50 signals seen\n",
+                    (int)usr1_seen, (int)info_seen);
             return 1;
         }
         printf("100 signals handled\n");
@@ -124,7 +171,7 @@ int main(int argc, char **argv)
         perror("execl");
         return 1;
     } else {
-        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec|masked]\n");
+        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec|masked|rtsig]\n");
         return 2;
     }
     return 0;

@@ -202,6 +202,15 @@ def main():
            'signals: the program\'s own SIGUSR1 handler saw all 100 signals')
     check_proportions(p, 'signals, ire 4095', p.shares(out), prog)
 
+    r = p.record([a.proportions, 'rtsig'], out, 'ire', 4095, extra=['--ring', '4096'])
+    n, missed, drains = counts(out)
+    report(r.returncode == 0 and '100 signals handled' in r.stdout,
+           'signals: the program\'s own use of the drain signal (SIGRTMAX-8) reaches its '
+           'handlers, installed by signal() and sigaction() (%s)' % r.stderr.strip()[-200:])
+    report(missed == 0 and drains > 1, 'signals: lwp-prof\'s drains go on meanwhile '
+           '(%d drains, %d missed)' % (drains, missed))
+    check_proportions(p, 'drain signal shared, ire 4095', p.shares(out), prog)
+
     r = p.record([a.proportions, 'exec'], out, 'ire', 4095)
     report(r.returncode == 0 and r.stdout.strip() == 'LD_PRELOAD=[]',
            'exec: the exec\'d image runs unprofiled, lwp-prof gone from LD_PRELOAD (%s)' %

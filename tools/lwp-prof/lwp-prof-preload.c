@@ -456,14 +456,96 @@ static int frame_head(void *ucv, struct lwp_thread *t, uint32_t *head)
     return 1;
 }
 
+/*
+ * The program may use the drain signal too: its sigaction()/signal() calls
+ * for it are recorded here (interposed below), and a signal that is not
+ * lwp-prof's (not our timer's, not our exit-time request) goes to the
+ * program's handler, or gets the default action.
+ */
+#define TIMER_COOKIE ((void *)0x4c575046)
+static struct sigaction program_action;
+static int program_action_set;
+static volatile sig_atomic_t exit_drain_requested;
+static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
+
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    static int (*real)(int, const struct sigaction *, struct sigaction *);
+
+    if (!real) {
+        real = (int (*)(int, const struct sigaction *, struct sigaction *))
+               dlsym(RTLD_NEXT, "sigaction");
+    }
+    return real(sig, act, old);
+}
+
+static int signal_is_ours(const siginfo_t *si)
+{
+    if (cfg.threshold_signal) {
+        return 1;               /* the OS's threshold interrupt */
+    }
+    if (si->si_code == SI_TIMER) {
+        return si->si_value.sival_ptr == TIMER_COOKIE;
+    }
+    return si->si_code == SI_TKILL && si->si_pid == owner_pid && exit_drain_requested;
+}
+
+static void forward_to_program(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    struct sigaction pa = program_action;
+    sigset_t mask, one;
+
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    if (program_action_set && pa.sa_handler == SIG_IGN) {
+        return;
+    }
+    if (!program_action_set || pa.sa_handler == SIG_DFL) {
+        struct sigaction dfl, ours;
+
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        real_sigaction(sig, &dfl, &ours);
+        raise(sig);             /* pending until unblocked: the default action */
+        real_sigmask(SIG_UNBLOCK, &one, NULL);
+        real_sigmask(SIG_BLOCK, &one, NULL);
+        real_sigaction(sig, &ours, NULL);
+        return;
+    }
+    if (pa.sa_flags & SA_RESETHAND) {
+        program_action.sa_handler = SIG_DFL;
+        program_action.sa_flags &= ~SA_SIGINFO;
+    }
+    /* the mask the program's handler would have run with */
+    mask = uc->uc_sigmask;
+    for (int i = 1; i < NSIG; i++) {
+        if (sigismember(&pa.sa_mask, i) == 1) {
+            sigaddset(&mask, i);
+        }
+    }
+    if (!(pa.sa_flags & SA_NODEFER)) {
+        sigaddset(&mask, sig);
+    }
+    real_sigmask(SIG_SETMASK, &mask, NULL);
+    if (pa.sa_flags & SA_SIGINFO) {
+        pa.sa_sigaction(sig, si, ucv);
+    } else {
+        pa.sa_handler(sig);
+    }
+}
+
 static void on_drain_signal(int sig, siginfo_t *si, void *uc)
 {
     struct lwp_thread *t = self;
     int saved = errno;
     uint32_t head;
 
-    (void)sig;
-    (void)si;
+    if (!signal_is_ours(si)) {
+        forward_to_program(sig, si, uc);
+        errno = saved;
+        return;
+    }
     if (t && t->active) {
         if (frame_head(uc, t, &head)) {
             drain(t, head);
@@ -523,6 +605,7 @@ static void start_timer(struct lwp_thread *t)
     memset(&sev, 0, sizeof(sev));
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = cfg.signal;
+    sev.sigev_value.sival_ptr = TIMER_COOKIE;
     sev._sigev_un._tid = t->tid;    /* sigev_notify_thread_id */
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer)) {
         return;                 /* drained at exit only; MissedEvents tells */
@@ -667,6 +750,7 @@ static void drain_other_threads(void)
     struct lwp_thread *t;
 
     pthread_mutex_lock(&threads_lock);
+    exit_drain_requested = 1;
     for (t = threads; t; t = t->next) {
         uint32_t seq = t->drain_seq;
         int waited;
@@ -682,6 +766,7 @@ static void drain_other_threads(void)
             nanosleep(&ts, NULL);
         }
     }
+    exit_drain_requested = 0;
     pthread_mutex_unlock(&threads_lock);
 }
 
@@ -831,7 +916,7 @@ __attribute__((constructor)) static void lwp_prof_init(void)
     sa.sa_sigaction = on_drain_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
-    sigaction(drain_signal(), &sa, NULL);
+    real_sigaction(drain_signal(), &sa, NULL);
     pthread_key_create(&thread_key, thread_key_destructor);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 
@@ -925,6 +1010,45 @@ EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
         real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "sigprocmask");
     }
     return real(how, without_drain_signal(how, set, &copy), old);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!profiling || sig != drain_signal()) {
+        return real_sigaction(sig, act, old);
+    }
+    if (old) {
+        if (program_action_set) {
+            *old = program_action;
+        } else {
+            memset(old, 0, sizeof(*old));
+            old->sa_handler = SIG_DFL;
+        }
+    }
+    if (act) {
+        program_action = *act;
+        program_action_set = 1;
+    }
+    return 0;
+}
+
+/* glibc's signal() calls its internal sigaction, not the interposed one. */
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    static sighandler_t (*real)(int, sighandler_t);
+    struct sigaction sa, old;
+
+    if (!profiling || sig != drain_signal()) {
+        if (!real) {
+            real = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+        }
+        return real(sig, handler);
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, &old);
+    return old.sa_handler;
 }
 
 /* exec: finish this image's profile; if exec fails, profile on. */
