@@ -102,7 +102,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
-    GHashTable *counts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    GHashTable *counts = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+                                               g_free, g_free);
     GHashTableIter it;
     gpointer k, v;
     FILE *f;

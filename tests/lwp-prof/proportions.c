@@ -99,7 +99,8 @@ static void raise_rt(int i)
     if (i == 50) {
         sigaction(SIGRTMAX - 8, &sa, &old);
         if (old.sa_handler != on_usr1) {
-            fprintf(stderr, "proportions: sigaction did not return the signal() handler\n");
+            fprintf(stderr, "proportions: sigaction did not return "
+                    "the signal() handler\n");
             exit(1);
         }
     }
@@ -171,7 +172,8 @@ int main(int argc, char **argv)
         perror("execl");
         return 1;
     } else {
-        fprintf(stderr, "usage: proportions [serial|threads|fork|signals|exec|masked|rtsig]\n");
+        fprintf(stderr, "usage: proportions "
+                "[serial|threads|fork|signals|exec|masked|rtsig]\n");
         return 2;
     }
     return 0;

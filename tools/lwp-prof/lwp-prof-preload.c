@@ -84,8 +84,8 @@ struct lwp_thread {
     size_t map_size;
     timer_t timer;
     int have_timer;
-    volatile sig_atomic_t active;
-    volatile uint32_t drain_seq;
+    volatile sig_atomic_t active;   /* read by the signal handler */
+    volatile uint32_t drain_seq;    /* polled by the exiting thread */
     uint32_t drains;
     uint64_t samples;
     uint64_t missed_written;
@@ -224,7 +224,8 @@ static void read_caps(void)
             cfg.event, cfg.event);
     }
     if (cfg.threshold_signal && !(caps.eax & FLAG_INT)) {
-        die("a threshold signal (--threshold-signal, LWP_PROF_THRESHOLD_SIGNAL) is set but the threshold interrupt is "
+        die("a threshold signal (--threshold-signal, "
+            "LWP_PROF_THRESHOLD_SIGNAL) is set but the threshold interrupt is "
             "not available (CPUID 8000_001Ch EAX[31] clear): this OS does not "
             "deliver it; unset it to drain from a timer");
     }
@@ -373,7 +374,12 @@ static void write_modules(void)
 
 static uint32_t cb32(struct lwp_thread *t, unsigned off)
 {
-    return *(volatile uint32_t *)(t->cb + off);
+    return *(volatile uint32_t *)(t->cb + off);    /* LWP writes it */
+}
+
+static uint64_t cb64(struct lwp_thread *t, unsigned off)
+{
+    return *(volatile uint64_t *)(t->cb + off);    /* LWP writes it */
 }
 
 /*
@@ -385,7 +391,7 @@ static void drain(struct lwp_thread *t, uint32_t head)
 {
     uint32_t size = cb32(t, CB_BUFFER_SIZE);
     uint32_t tail = cb32(t, CB_TAIL);
-    uint64_t missed = *(volatile uint64_t *)(t->cb + CB_MISSED);
+    uint64_t missed = cb64(t, CB_MISSED);
     struct lwpprof_samples h = { .b.type = LWPPROF_SAMPLES };
     struct iovec iov[3];
     int n = 1;
@@ -420,10 +426,11 @@ static void drain(struct lwp_thread *t, uint32_t head)
         return;                 /* leave them: MissedEvents will tell */
     }
     while (writev(out_fd, iov, n) < 0 && errno == EINTR) {
+        continue;
     }
     t->samples += h.count;
     t->missed_written = missed;
-    *(volatile uint32_t *)(t->cb + CB_TAIL) = head;
+    *(volatile uint32_t *)(t->cb + CB_TAIL) = head; /* LWP re-reads it */
 }
 
 /*
@@ -465,7 +472,7 @@ static int frame_head(void *ucv, struct lwp_thread *t, uint32_t *head)
 #define TIMER_COOKIE ((void *)0x4c575046)
 static struct sigaction program_action;
 static int program_action_set;
-static volatile sig_atomic_t exit_drain_requested;
+static volatile sig_atomic_t exit_drain_requested;  /* for the handler */
 static int real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -569,7 +576,8 @@ static int real_sigmask(int how, const sigset_t *set, sigset_t *old)
     static int (*real)(int, const sigset_t *, sigset_t *);
 
     if (!real) {
-        real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
+        real = (int (*)(int, const sigset_t *, sigset_t *))
+               dlsym(RTLD_NEXT, "pthread_sigmask");
     }
     return real(how, set, old);
 }
@@ -655,13 +663,14 @@ static struct lwp_thread *thread_begin(int check_interval)
     self = t;
 
     __llwpcb(t->cb);
-    if (!(*(volatile uint32_t *)(t->cb + CB_FLAGS) & (1u << cfg.event))) {
+    if (!(cb32(t, CB_FLAGS) & (1u << cfg.event))) {
         __llwpcb(NULL);
         die("LLWPCB did not enable EventId %u (LWPCB.Flags %08x after LLWPCB)",
-            cfg.event, *(volatile uint32_t *)(t->cb + CB_FLAGS));
+            cfg.event, cb32(t, CB_FLAGS));
     }
-    if (check_interval && *(volatile uint32_t *)ev != cfg.interval) {
-        uint32_t min = *(volatile uint32_t *)ev;
+    if (check_interval &&
+        cb32(t, caps.event_offset + 8 * (cfg.event - 1)) != cfg.interval) {
+        uint32_t min = cb32(t, caps.event_offset + 8 * (cfg.event - 1));
         __llwpcb(NULL);
         die("interval %u is below the minimum %u this CPU imposes on %s "
             "(LLWPCB wrote EventInterval%u back as %u)", cfg.interval, min,
@@ -685,7 +694,7 @@ static void write_thread_block(struct lwp_thread *t)
         .tid = (uint32_t)t->tid,
         .drains = t->drains,
         .samples = t->samples,
-        .missed = *(volatile uint64_t *)(t->cb + CB_MISSED),
+        .missed = cb64(t, CB_MISSED),
     };
 
     write_all(out_fd, &b, sizeof(b));
@@ -877,7 +886,7 @@ static void atfork_child(void)
     unblock_drain_signal();
 }
 
-__attribute__((constructor)) static void lwp_prof_init(void)
+static void __attribute__((constructor)) lwp_prof_init(void)
 {
     const char *ev = getenv("LWP_PROF_EVENT");
     struct sigaction sa;
@@ -928,7 +937,7 @@ __attribute__((constructor)) static void lwp_prof_init(void)
     pthread_setspecific(thread_key, thread_begin(1));
 }
 
-__attribute__((destructor)) static void lwp_prof_fini(void)
+static void __attribute__((destructor)) lwp_prof_fini(void)
 {
     process_stop(LWPPROF_END_EXIT);
     profiling = 0;
@@ -967,7 +976,8 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     if (!real) {
         real = dlsym(RTLD_NEXT, "pthread_create");
     }
-    if (!profiling || !(a = malloc(sizeof(*a)))) {
+    a = profiling ? malloc(sizeof(*a)) : NULL;
+    if (!a) {
         return real(th, attr, fn, arg);
     }
     a->fn = fn;
@@ -1007,7 +1017,8 @@ EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
     sigset_t copy;
 
     if (!real) {
-        real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "sigprocmask");
+        real = (int (*)(int, const sigset_t *, sigset_t *))
+               dlsym(RTLD_NEXT, "sigprocmask");
     }
     return real(how, without_drain_signal(how, set, &copy), old);
 }
@@ -1066,19 +1077,24 @@ static void exec_failed(void)
     }
 }
 
-#define REAL(name) \
-    static __typeof__(name) *real_##name; \
-    if (!real_##name) { \
-        real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+/* libc's definition of an interposed function, looked up once. */
+static void *real_fn(void **slot, const char *name)
+{
+    if (!*slot) {
+        *slot = dlsym(RTLD_NEXT, name);
     }
+    return *slot;
+}
+
+#define REAL(name) ((__typeof__(name) *)real_fn(&real_##name, #name))
+static void *real_execve, *real_execv, *real_execvp, *real_execvpe, *real_fexecve;
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     int rc, e;
 
-    REAL(execve);
     exec_prepare();
-    rc = real_execve(path, argv, envp);
+    rc = REAL(execve)(path, argv, envp);
     e = errno;
     exec_failed();
     errno = e;
@@ -1089,9 +1105,8 @@ EXPORT int execv(const char *path, char *const argv[])
 {
     int rc, e;
 
-    REAL(execv);
     exec_prepare();
-    rc = real_execv(path, argv);
+    rc = REAL(execv)(path, argv);
     e = errno;
     exec_failed();
     errno = e;
@@ -1102,9 +1117,8 @@ EXPORT int execvp(const char *file, char *const argv[])
 {
     int rc, e;
 
-    REAL(execvp);
     exec_prepare();
-    rc = real_execvp(file, argv);
+    rc = REAL(execvp)(file, argv);
     e = errno;
     exec_failed();
     errno = e;
@@ -1115,9 +1129,8 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     int rc, e;
 
-    REAL(execvpe);
     exec_prepare();
-    rc = real_execvpe(file, argv, envp);
+    rc = REAL(execvpe)(file, argv, envp);
     e = errno;
     exec_failed();
     errno = e;
@@ -1128,9 +1141,8 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int rc, e;
 
-    REAL(fexecve);
     exec_prepare();
-    rc = real_fexecve(fd, argv, envp);
+    rc = REAL(fexecve)(fd, argv, envp);
     e = errno;
     exec_failed();
     errno = e;

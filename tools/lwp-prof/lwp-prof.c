@@ -214,7 +214,8 @@ static void summarize(const char *output)
     if (prof_data_load(output, &d)) {
         return;
     }
-    fprintf(stderr, "lwp-prof: %zu samples (%s every %u), %u thread(s), %llu missed, in %s\n",
+    fprintf(stderr,
+            "lwp-prof: %zu samples (%s every %u), %u thread(s), %llu missed, in %s\n",
             d.n_samples, prof_event_name(d.hdr.event_id), d.hdr.interval + 1,
             d.n_threads, (unsigned long long)d.missed, output);
     {
@@ -341,7 +342,8 @@ static int record_main(int argc, char **argv)
     close(fd);
 
     dir = self_dir();
-    lib = g_build_filename(dir, bits == 64 ? "liblwp-prof.so" : "liblwp-prof-i386.so", NULL);
+    lib = g_build_filename(dir, bits == 64 ? "liblwp-prof.so" : "liblwp-prof-i386.so",
+                           NULL);
     if (access(lib, R_OK)) {
         fail("the preload library %s is missing", lib);
     }
@@ -418,7 +420,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
         usage(stdout);
         return 0;
     }

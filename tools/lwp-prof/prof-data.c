@@ -117,7 +117,8 @@ int prof_data_load(const char *path, struct prof_data *d)
 
             memcpy(&t, buf + off, sizeof(t));
             for (i = 0; i < threads->len; i++) {
-                struct thread_missed *tm = &g_array_index(threads, struct thread_missed, i);
+                struct thread_missed *tm =
+                    &g_array_index(threads, struct thread_missed, i);
                 if (tm->tid == t.tid) {
                     found = TRUE;
                     if (t.missed > tm->missed) {

@@ -182,14 +182,21 @@ static void fde_table_build(Elf *elf, struct fde_table *t)
             Dwarf_CFI_Entry e;
             int rc;
 
-            if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-                !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-                strcmp(name, ".eh_frame") || !(data = elf_getdata(scn, NULL))) {
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) {
+                continue;
+            }
+            name = elf_strptr(elf, shstrndx, sh.sh_name);
+            if (!name || strcmp(name, ".eh_frame")) {
+                continue;
+            }
+            data = elf_getdata(scn, NULL);
+            if (!data) {
                 continue;
             }
             /* CIEs first (an FDE may point back at any of them). */
             for (int pass = 0; pass < 2; pass++) {
-                for (off = 0; (rc = dwarf_next_cfi(ident, data, true, off, &next, &e)) != 1;
+                for (off = 0;
+                     (rc = dwarf_next_cfi(ident, data, true, off, &next, &e)) != 1;
                      off = next) {
                     if (rc < 0) {
                         if (next == (Dwarf_Off)-1 || next <= off) {
@@ -521,7 +528,8 @@ int report_main(int argc, char **argv)
                    sorted[i].key_symbol, sorted[i].count);
         }
     } else if (csv) {
-        puts(lines ? "percent,samples,source,symbol,object" : "percent,samples,symbol,object");
+        puts(lines ? "percent,samples,source,symbol,object"
+                   : "percent,samples,symbol,object");
         for (i = 0; i < n_rows && (!limit || i < (guint)limit); i++) {
             printf("%.4f,%" PRIu64 ",", total ? 100.0 * sorted[i].count / total : 0.0,
                    sorted[i].count);
