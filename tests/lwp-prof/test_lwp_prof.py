@@ -121,6 +121,7 @@ def main():
     ap.add_argument('proportions_i386')
     ap.add_argument('proportions_static')
     ap.add_argument('count_plugin')
+    ap.add_argument('cxx_workload')
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='lwp-prof-test-')
@@ -150,11 +151,14 @@ def main():
     r = p.record([a.proportions_i386, 'threads'], out, 'bre', 4095, bits=32)
     check_proportions(p, 'i386 threads, bre 4095', p.shares(out), prog32)
 
-    # --- draining: a small ring, kept up with by the timer's drains (a
-    # drain reads the head from the signal frame's XSAVE image), and not
-    # kept up with when the timer is too slow: MissedEvents counts exactly
-    # what the ring could not take.
+    # --- draining: a small ring (4096 records: 16.8M instructions at
+    # interval 4095, some 17 ms of TCG; the kernel checks CPU-time timers at
+    # its 4 ms tick), kept up with by the timer's drains every 2 ms of thread
+    # CPU time (a drain reads the head from the signal frame's XSAVE image),
+    # and not kept up with when the timer is too slow: MissedEvents counts
+    # exactly what the ring could not take.
     import re
+    small_ring = ['--ring', '4096', '--drain-ms', '2']
 
     def counts(data):
         m = re.search(r'# (\d+) samples, (\d+) missed \(MissedEvents\), (\d+) ring drains',
@@ -163,12 +167,12 @@ def main():
 
     for prg, bits, mode, nthreads in ((a.proportions, 64, 'serial', 1),
                                       (a.proportions_i386, 32, 'threads', 3)):
-        r = p.record([prg, mode], out, 'ire', 4095, bits=bits, extra=['--ring', '4096'])
+        r = p.record([prg, mode], out, 'ire', 4095, bits=bits, extra=small_ring)
         n, missed, drains = counts(out)
         report(r.returncode == 0 and missed == 0 and drains > nthreads and n >= 12200,
                '%d-bit %s, 4096-record rings: the timer drains keep up (%d samples, %d missed, '
                '%d drains)' % (bits, mode, n, missed, drains))
-    r = p.record([a.proportions, 'masked'], out, 'ire', 4095, extra=['--ring', '4096'])
+    r = p.record([a.proportions, 'masked'], out, 'ire', 4095, extra=small_ring)
     n, missed, drains = counts(out)
     report(r.returncode == 0 and missed == 0 and drains > 3,
            'threads that block every signal still drain (%d samples, %d missed, %d drains)' %
@@ -202,7 +206,7 @@ def main():
            'signals: the program\'s own SIGUSR1 handler saw all 100 signals')
     check_proportions(p, 'signals, ire 4095', p.shares(out), prog)
 
-    r = p.record([a.proportions, 'rtsig'], out, 'ire', 4095, extra=['--ring', '4096'])
+    r = p.record([a.proportions, 'rtsig'], out, 'ire', 4095, extra=small_ring)
     n, missed, drains = counts(out)
     report(r.returncode == 0 and '100 signals handled' in r.stdout,
            'signals: the program\'s own use of the drain signal (SIGRTMAX-8) reaches its '
@@ -256,6 +260,12 @@ def main():
                  os.path.join(tmp, 'xz-bre-4095-1.data')]).stdout.splitlines()[1:]
     report(raw_b and all(x.split(',')[1] == 'bre' and x.split(',')[4].startswith('0x')
                          for x in raw_b), 'report --raw=csv: BRE rows carry the branch target')
+
+    r = p.record([a.cxx_workload], out, 'ire', 4095)
+    sh = p.shares(out)
+    top = max(sh, key=sh.get) if sh else ('-', '-')
+    report(r.returncode == 0 and top[0] == 'work::Loop::run(unsigned long)' and sh[top] > 95,
+           'report: C++ names demangled (%s, %.1f%%)' % (top[0], sh.get(top, 0)))
 
     # --- help and errors
     r = run([a.lwp_prof, '--help'])

@@ -20,6 +20,9 @@
 
 #include "lwp-prof.h"
 
+/* The C++ ABI's demangler (libstdc++), as perf and gdb use. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
 struct where {
     const char *object;         /* basename of the module, or "[unknown]" */
     char *symbol;
@@ -293,8 +296,19 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
     w->offset = ip - bias;
     name = dwfl_module_addrinfo(m, ip, &off, &sym, NULL, NULL, NULL);
     if (name && (sym.st_size == 0 ? off == 0 : off < sym.st_size)) {
-        /* "memcpy@@GLIBC_2.14" -> "memcpy" */
-        w->symbol = g_strndup(name, strcspn(name, "@"));
+        /* "memcpy@@GLIBC_2.14" -> "memcpy"; C++ names demangled */
+        char *plain = g_strndup(name, strcspn(name, "@"));
+        int status = -1;
+        char *demangled = plain[0] == '_' && plain[1] == 'Z'
+                          ? __cxa_demangle(plain, NULL, NULL, &status) : NULL;
+
+        if (demangled && status == 0) {
+            w->symbol = g_strdup(demangled);
+            g_free(plain);
+        } else {
+            w->symbol = plain;
+        }
+        free(demangled);
     } else {
         const struct fde_range *f = fde_lookup(m, ip - bias);
         if (f) {
