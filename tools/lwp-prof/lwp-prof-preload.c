@@ -751,7 +751,7 @@ static void thread_key_destructor(void *p)
 
 /*
  * The other threads drain their own rings when signalled (only a thread's
- * signal frame holds its current head).  Wait a little for each.
+ * signal frame holds its current head).  Wait for each, up to a second.
  */
 static void drain_other_threads(void)
 {
@@ -770,7 +770,7 @@ static void drain_other_threads(void)
         if (syscall(SYS_tgkill, owner_pid, t->tid, sig)) {
             continue;
         }
-        for (waited = 0; waited < 200 && t->drain_seq == seq; waited++) {
+        for (waited = 0; waited < 1000 && t->drain_seq == seq; waited++) {
             struct timespec ts = { 0, 1000000 };
             nanosleep(&ts, NULL);
         }
