@@ -249,6 +249,15 @@ static void summarize(const char *output)
     prof_data_free(&d);
 }
 
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+    if (child_pid > 0) {
+        kill(child_pid, sig);
+    }
+}
+
 static int record_main(int argc, char **argv)
 {
     enum { OPT_QEMU = 256, OPT_CPU, OPT_RING, OPT_DRAIN, OPT_SIGNAL, OPT_THRESHOLD };
@@ -398,8 +407,19 @@ static int record_main(int argc, char **argv)
         fprintf(stderr, "lwp-prof: cannot run %s: %s\n", a[0], strerror(errno));
         _exit(127);
     }
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    /* The terminal's signals reach the program anyway; pass on the others. */
+    child_pid = pid;
+    {
+        struct sigaction sa = { .sa_handler = forward_signal };
+        struct sigaction ign = { .sa_handler = SIG_IGN };
+
+        sigaction(SIGINT, &ign, NULL);
+        sigaction(SIGQUIT, &ign, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL);
+        sigaction(SIGUSR2, &sa, NULL);
+    }
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
             fail("waitpid: %s", strerror(errno));
