@@ -243,6 +243,13 @@ def main():
         compare_with_count(p, what, data, counts)
         missed_zero(p, what, data)
 
+    # xzcat is xz under another name: argv[0] must reach it as given
+    back = os.path.join(tmp, 'back.txt')
+    r = p.record(['xzcat', os.path.join(tmp, 'out.xz')], out, 'ire', 65535, stdout=back)
+    same = r.returncode == 0 and open(back, 'rb').read() == open(xz_in, 'rb').read()
+    report(same, 'argv[0] as given: xzcat (found in PATH) decompresses (%s)' %
+           r.stderr.strip()[-160:])
+
     # --- the report's other views
     r = run([a.lwp_prof, 'report', '--lines', os.path.join(tmp, 'xz-ire-4095-1.data')])
     r2 = run([a.lwp_prof, 'record', '-q', '-i', '4095', '-o', out, '--qemu',

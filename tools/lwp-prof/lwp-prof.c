@@ -364,6 +364,8 @@ static int record_main(int argc, char **argv)
         g_ptr_array_add(av, qemu);
         g_ptr_array_add(av, "-cpu");
         g_ptr_array_add(av, (char *)cpu);
+        g_ptr_array_add(av, "-0");              /* argv[0] as given */
+        g_ptr_array_add(av, argv[optind]);
         g_ptr_array_add(av, "-E");
         g_ptr_array_add(av, pre && *pre ? g_strdup_printf("LD_PRELOAD=%s:%s", lib, pre)
                                         : g_strdup_printf("LD_PRELOAD=%s", lib));
@@ -391,7 +393,8 @@ static int record_main(int argc, char **argv)
     if (thr) {
         setenv("LWP_PROF_THRESHOLD_SIGNAL", thr, 1);
     }
-    g_ptr_array_add(av, prog);
+    /* under an emulator, the program's path; run directly, argv[0] as given */
+    g_ptr_array_add(av, qemu ? prog : argv[optind]);
     for (int i = optind + 1; i < argc; i++) {
         g_ptr_array_add(av, argv[i]);
     }
@@ -403,7 +406,7 @@ static int record_main(int argc, char **argv)
     }
     if (pid == 0) {
         char **a = (char **)av->pdata;
-        execv(a[0], a);
+        execv(qemu ? a[0] : prog, a);
         fprintf(stderr, "lwp-prof: cannot run %s: %s\n", a[0], strerror(errno));
         _exit(127);
     }
