@@ -431,6 +431,16 @@ static void __attribute__((constructor)) lwp_prof_init(void)
     if (!cfg.output || !*cfg.output) {
         cfg.output = "lwp-prof.data";
     }
+    if (cfg.output[0] != '/') {
+        /* children of fork() write FILE.<pid> here even after a chdir */
+        char cwd[4096];
+        static char abs_output[8192];
+
+        if (getcwd(cwd, sizeof(cwd))) {
+            snprintf(abs_output, sizeof(abs_output), "%s/%s", cwd, cfg.output);
+            cfg.output = abs_output;
+        }
+    }
     if (!ev || !*ev || !strcmp(ev, "ire")) {
         cfg.event = 2;
     } else if (!strcmp(ev, "bre")) {

@@ -80,7 +80,9 @@ static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    char exe[4096], buf[sizeof(struct lwpprof_module) + sizeof(exe) + 8];
+    /* static, under modules_lock: threads may have small stacks */
+    static char exe[4096], resolved[PATH_MAX];
+    static char buf[sizeof(struct lwpprof_module) + PATH_MAX + sizeof(exe) + 8];
     struct lwpprof_module *m = (void *)buf;
     const char *name = info->dlpi_name;
     unsigned i;
@@ -97,6 +99,9 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (!strchr(name, '/')) {
         return 0;                       /* the vDSO: no file to read */
+    }
+    if (name[0] != '/' && realpath(name, resolved)) {
+        name = resolved;                /* dlopen("./x.so"): report may run elsewhere */
     }
     for (i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
