@@ -139,6 +139,17 @@ def main():
             check_proportions(p, what, p.shares(out), prog)
             missed_zero(p, what, out)
 
+    # A period of 4095 = 5 x 819 instructions always samples the same one of
+    # the loop's five instructions; LWPCB.Random breaks that phase.
+    def work60_ips(extra):
+        p.record([a.proportions, 'serial'], out, 'ire', 4094, extra=extra)
+        raw = run([a.lwp_prof, 'report', '--raw=csv', out]).stdout.splitlines()[1:]
+        return set(x.split(',')[3] for x in raw if ',work60,' in x.replace('"', ''))
+    fixed, jittered = len(work60_ips([])), len(work60_ips(['--random', '8']))
+    report(fixed == 1 and jittered == 5, 'LWPCB.Random (--random 8): samples of a 5-instruction '
+           'loop at period 4095 land on %d instruction(s), on %d without it' % (jittered, fixed))
+    check_proportions(p, 'ire 4094 with 8 random bits', p.shares(out), prog)
+
     r = p.record([a.proportions, 'threads'], out, 'ire', 4095)
     h = p.header(out)
     report(r.returncode == 0 and '3 thread(s)' in h, 'threads: three threads, each with its own ring')

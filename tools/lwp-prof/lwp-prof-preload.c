@@ -206,7 +206,7 @@ struct lwp_thread *thread_begin(int check_interval)
         *(uint32_t *)(t->cb + CB_THRESHOLD) = (uint32_t)(ring_bytes / 2) & ~31u;
     }
     *(uint32_t *)(t->cb + CB_FLAGS) = flags;
-    *(uint32_t *)(t->cb + CB_BUFFER_SIZE) = (uint32_t)ring_bytes;
+    *(uint32_t *)(t->cb + CB_BUFFER_SIZE) = (uint32_t)ring_bytes | cfg.random << 28;
     *(uint64_t *)(t->cb + CB_BUFFER_BASE) = (uintptr_t)t->ring;
     ev = t->cb + caps.event_offset + 8 * (cfg.event - 1);
     *(uint32_t *)ev = cfg.interval;
@@ -450,6 +450,7 @@ static void __attribute__((constructor)) lwp_prof_init(void)
     }
     cfg.interval = (uint32_t)env_number("LWP_PROF_INTERVAL", 65535, 1, (1u << 25) - 1);
     cfg.drain_ms = (unsigned)env_number("LWP_PROF_DRAIN_MS", 10, 1, 10000);
+    cfg.random = (unsigned)env_number("LWP_PROF_RANDOM", 0, 0, 15);
     cfg.signal = env_signal("LWP_PROF_SIGNAL", SIGRTMAX - 8);
     cfg.threshold_signal = env_signal("LWP_PROF_THRESHOLD_SIGNAL", 0);
     read_caps();

@@ -59,6 +59,8 @@ static void usage(FILE *f)
           "      --ring N          ring buffer of N records per thread (default: sized for\n"
           "                        the interval)\n"
           "      --drain-ms MS     drain every MS ms of a thread's CPU time (default 10)\n"
+          "      --random BITS     randomize the low BITS (0-15) of each interval\n"
+          "                        (LWPCB.Random; default 0)\n"
           "      --signal SIG      the drain timer's signal (default RTMAX-8)\n"
           "      --threshold-signal SIG\n"
           "                        drain when the OS delivers LWP's threshold interrupt\n"
@@ -260,7 +262,8 @@ static void forward_signal(int sig)
 
 static int record_main(int argc, char **argv)
 {
-    enum { OPT_QEMU = 256, OPT_CPU, OPT_RING, OPT_DRAIN, OPT_SIGNAL, OPT_THRESHOLD };
+    enum { OPT_QEMU = 256, OPT_CPU, OPT_RING, OPT_DRAIN, OPT_SIGNAL, OPT_THRESHOLD,
+           OPT_RANDOM };
     static const struct option opts[] = {
         { "event", required_argument, NULL, 'e' },
         { "interval", required_argument, NULL, 'i' },
@@ -271,12 +274,14 @@ static int record_main(int argc, char **argv)
         { "drain-ms", required_argument, NULL, OPT_DRAIN },
         { "signal", required_argument, NULL, OPT_SIGNAL },
         { "threshold-signal", required_argument, NULL, OPT_THRESHOLD },
+        { "random", required_argument, NULL, OPT_RANDOM },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *event = "ire", *output = "lwp-prof.data", *qemu_opt = NULL;
     const char *cpu = "max", *ring = NULL, *drain = NULL, *sig = NULL, *thr = NULL;
+    const char *random_bits = NULL;
     unsigned long interval = 65535;
     int quiet = 0, c, bits, fd, status;
     char *prog, *qemu, *dir, *lib, *end;
@@ -321,6 +326,9 @@ static int record_main(int argc, char **argv)
             break;
         case OPT_THRESHOLD:
             thr = optarg;
+            break;
+        case OPT_RANDOM:
+            random_bits = optarg;
             break;
         case 'q':
             quiet = 1;
@@ -392,6 +400,9 @@ static int record_main(int argc, char **argv)
     }
     if (thr) {
         setenv("LWP_PROF_THRESHOLD_SIGNAL", thr, 1);
+    }
+    if (random_bits) {
+        setenv("LWP_PROF_RANDOM", random_bits, 1);
     }
     /* under an emulator, the program's path; run directly, argv[0] as given */
     g_ptr_array_add(av, qemu ? prog : argv[optind]);

@@ -13,7 +13,7 @@
  */
 void drain(struct lwp_thread *t, uint32_t head)
 {
-    uint32_t size = cb32(t, CB_BUFFER_SIZE);
+    uint32_t size = cb32(t, CB_BUFFER_SIZE) & CB_SIZE_MASK;
     uint32_t tail = cb32(t, CB_TAIL);
     uint64_t missed = cb64(t, CB_MISSED);
     struct lwpprof_samples h = { .b.type = LWPPROF_SAMPLES };

@@ -46,6 +46,7 @@
 #define CB_THRESHOLD 32
 #define CB_TAIL 64
 #define FLAG_INT (1u << 31)
+#define CB_SIZE_MASK 0x0fffffffu    /* BufferSize; Random is bits 31:28 */
 
 /* The LWP component of an XSAVE image (figure 7-1). */
 #define XS_LWPCB 0
@@ -86,6 +87,7 @@ struct preload_config {
     unsigned drain_ms;
     int signal;                     /* timer signal */
     int threshold_signal;           /* OS-delivered threshold signal, or 0 */
+    unsigned random;                /* LWPCB.Random: randomized low bits */
 };
 
 extern struct preload_config cfg;
