@@ -237,13 +237,6 @@ struct lwp_thread *thread_begin(int check_interval)
     return t;
 }
 
-/*
- * New objects (dlopen) are recorded when a thread starts or stops and at
- * the end; dlopen itself is not interposed, since glibc finds the
- * caller's RUNPATH from its return address.
- */
-
-
 /* Stop @t (the calling thread's session), drain it, report it. */
 static void thread_stop(struct lwp_thread *t)
 {
@@ -478,6 +471,7 @@ static void __attribute__((constructor)) lwp_prof_init(void)
     open_output(cfg.output);
     write_modules();
     profiling = 1;
+    unblock_drain_signal();     /* a mask inherited across exec may block it */
     /* pthread_exit() of the main thread stops its session too */
     pthread_setspecific(thread_key, thread_begin(1));
 }

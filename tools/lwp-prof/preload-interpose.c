@@ -7,7 +7,6 @@
  */
 #include "preload.h"
 
-
 struct start_args {
     void *(*fn)(void *);
     void *arg;

@@ -138,7 +138,12 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Not from a signal handler: dl_iterate_phdr takes the loader's lock. */
+/*
+ * Not from a signal handler: dl_iterate_phdr takes the loader's lock.
+ * Called at start, when a thread starts or ends, and at the end, which
+ * catches what dlopen loaded; dlopen itself is not interposed, since glibc
+ * finds the caller's RUNPATH from its return address.
+ */
 void write_modules(void)
 {
     pthread_mutex_lock(&modules_lock);
