@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `lwp-prof report`: samples to symbols and source lines with elfutils'
+ * libdwfl (load biases, .symtab or .dynsym, separate debug info found by
+ * build-id or debuglink), then a flat profile, a per-line view or the raw
+ * samples.  Code covered by no symbol (a stripped library's hidden
+ * functions) is named by the function its call-frame information
+ * (.eh_frame) delimits: "[0xSTART]" in its object.
+ */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwp-prof.h"
+
+/* The C++ ABI's demangler (libstdc++), as perf and gdb use. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct where {
+    const char *object;         /* basename of the module, or "[unknown]" */
+    char *symbol;
+    char *source;               /* "file:line", or NULL */
+    uint64_t offset;            /* address relative to the module's bias */
+};
+
+struct row {
+    const char *key_symbol, *object, *source;
+    uint64_t count;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static Dwfl *dwfl_for(const struct prof_data *d)
+{
+    Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+
+    if (!dwfl) {
+        fprintf(stderr, "lwp-prof: libdwfl: %s\n", dwfl_errmsg(-1));
+        exit(1);
+    }
+    dwfl_report_begin(dwfl);
+    for (size_t i = 0; i < d->n_modules; i++) {
+        const char *p = d->modules[i].path;
+        const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+
+        if (!dwfl_report_elf(dwfl, base, p, -1, d->modules[i].bias, true)) {
+            fprintf(stderr, "lwp-prof: %s: %s (its samples stay unresolved)\n", p,
+                    dwfl_errmsg(-1));
+        }
+    }
+    dwfl_report_end(dwfl, NULL, NULL);
+    return dwfl;
+}
+
+/*
+ * Function ranges of a module from its .eh_frame: libdw decodes each entry
+ * (dwarf_next_cfi); the initial location and range of an FDE are encoded
+ * as its CIE's augmentation ('R') says.  Used to delimit the functions a
+ * stripped object has no symbol for.
+ */
+struct fde_range {
+    uint64_t start, end;        /* ELF addresses, before the load bias */
+};
+
+struct fde_table {
+    struct fde_range *r;
+    size_t n;
+};
+
+static size_t encoded_size(uint8_t enc, const uint8_t *p, const uint8_t *end,
+                           unsigned addr_size)
+{
+    size_t n = 0;
+
+    switch (enc & 0x0f) {
+    case 0x00:
+        return addr_size;
+    case 0x02: case 0x0a:
+        return 2;
+    case 0x03: case 0x0b:
+        return 4;
+    case 0x04: case 0x0c:
+        return 8;
+    case 0x01: case 0x09:               /* LEB128 */
+        while (p + n < end && (p[n] & 0x80)) {
+            n++;
+        }
+        return n + 1;
+    default:
+        return 0;
+    }
+}
+
+static int read_encoded(uint8_t enc, const uint8_t *p, const uint8_t *end,
+                        unsigned addr_size, uint64_t field_addr, uint64_t *out)
+{
+    size_t n = encoded_size(enc, p, end, addr_size);
+    uint64_t v = 0;
+
+    if (!n || n > 8 || p + n > end || (enc & 0x0f) == 0x01 || (enc & 0x0f) == 0x09) {
+        return -1;
+    }
+    memcpy(&v, p, n);                   /* little-endian x86 */
+    if ((enc & 0x08) && n < 8 && (v >> (8 * n - 1) & 1)) {
+        v |= ~0ull << (8 * n);          /* signed forms */
+    }
+    switch (enc & 0x70) {
+    case 0x00:
+        break;
+    case 0x10:
+        v += field_addr;                /* pc-relative */
+        break;
+    default:
+        return -1;
+    }
+    if (addr_size == 4) {
+        v &= 0xffffffffull;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The FDE pointer encoding a CIE announces, or -1. */
+static int cie_fde_encoding(const Dwarf_CIE *cie, unsigned addr_size)
+{
+    const char *a = cie->augmentation;
+    const uint8_t *d = cie->augmentation_data;
+    const uint8_t *end = d + cie->augmentation_data_size;
+
+    if (!a || a[0] != 'z') {
+        return 0x00;                    /* absolute pointers */
+    }
+    for (a++; *a && d && d < end; a++) {
+        switch (*a) {
+        case 'R':
+            return *d;
+        case 'P':
+            d += 1 + encoded_size(*d, d + 1, end, addr_size);
+            break;
+        case 'L':
+            d++;
+            break;
+        default:
+            break;
+        }
+    }
+    return -1;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct fde_range *x = a, *y = b;
+
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void fde_table_build(Elf *elf, struct fde_table *t)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    GArray *ranges = g_array_new(FALSE, FALSE, sizeof(struct fde_range));
+    GHashTable *enc = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+    unsigned addr_size = ident && ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+
+    if (ident && !elf_getshdrstrndx(elf, &shstrndx)) {
+        while ((scn = elf_nextscn(elf, scn))) {
+            GElf_Shdr sh;
+            const char *name;
+            Elf_Data *data;
+            Dwarf_Off off = 0, next;
+            Dwarf_CFI_Entry e;
+            int rc;
+
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) {
+                continue;
+            }
+            name = elf_strptr(elf, shstrndx, sh.sh_name);
+            if (!name || strcmp(name, ".eh_frame")) {
+                continue;
+            }
+            data = elf_getdata(scn, NULL);
+            if (!data) {
+                continue;
+            }
+            /* CIEs first (an FDE may point back at any of them). */
+            for (int pass = 0; pass < 2; pass++) {
+                for (off = 0;
+                     (rc = dwarf_next_cfi(ident, data, true, off, &next, &e)) != 1;
+                     off = next) {
+                    if (rc < 0) {
+                        if (next == (Dwarf_Off)-1 || next <= off) {
+                            break;
+                        }
+                        continue;
+                    }
+                    if (dwarf_cfi_cie_p(&e) && pass == 0) {
+                        uint64_t *k = g_new(uint64_t, 1);
+                        *k = off;
+                        g_hash_table_insert(enc, k,
+                            GINT_TO_POINTER(cie_fde_encoding(&e.cie, addr_size) + 1));
+                    } else if (!dwarf_cfi_cie_p(&e) && pass == 1) {
+                        uint64_t cie = e.fde.CIE_pointer;
+                        int fe = GPOINTER_TO_INT(g_hash_table_lookup(enc, &cie)) - 1;
+                        const uint8_t *p = e.fde.start;
+                        uint64_t loc, range;
+                        size_t n;
+
+                        if (fe < 0) {
+                            continue;
+                        }
+                        n = encoded_size((uint8_t)fe, p, e.fde.end, addr_size);
+                        if (read_encoded((uint8_t)fe, p, e.fde.end, addr_size,
+                                         sh.sh_addr + (p - (const uint8_t *)data->d_buf),
+                                         &loc) ||
+                            read_encoded((uint8_t)(fe & 0x0f), p + n, e.fde.end,
+                                         addr_size, 0, &range) || !range) {
+                            continue;
+                        }
+                        struct fde_range r = { loc, loc + range };
+                        g_array_append_val(ranges, r);
+                    }
+                }
+            }
+        }
+    }
+    g_hash_table_destroy(enc);
+    g_array_sort(ranges, by_start);
+    t->n = ranges->len;
+    t->r = (struct fde_range *)g_array_free(ranges, FALSE);
+}
+
+static GHashTable *fde_tables;  /* Dwfl_Module * -> struct fde_table * */
+
+static const struct fde_range *fde_lookup(Dwfl_Module *m, uint64_t addr)
+{
+    struct fde_table *t = g_hash_table_lookup(fde_tables, m);
+    size_t lo = 0, hi;
+
+    if (!t) {
+        Dwarf_Addr bias;
+        Elf *elf = dwfl_module_getelf(m, &bias);
+
+        t = g_new0(struct fde_table, 1);
+        if (elf) {
+            fde_table_build(elf, t);
+        }
+        g_hash_table_insert(fde_tables, m, t);
+    }
+    hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (addr < t->r[mid].start) {
+            hi = mid;
+        } else if (addr >= t->r[mid].end) {
+            lo = mid + 1;
+        } else {
+            return &t->r[mid];
+        }
+    }
+    return NULL;
+}
+
+static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
+{
+    Dwfl_Module *m = dwfl_addrmodule(dwfl, ip);
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    Dwarf_Addr bias, low;
+    Dwfl_Line *line;
+    const char *name, *modname;
+
+    memset(w, 0, sizeof(*w));
+    if (!m) {
+        w->object = "[unknown]";
+        w->symbol = g_strdup("[unknown]");
+        w->offset = ip;
+        return;
+    }
+    modname = dwfl_module_info(m, NULL, &low, NULL, NULL, NULL, NULL, NULL);
+    w->object = modname;
+    dwfl_module_getelf(m, &bias);
+    w->offset = ip - bias;
+    name = dwfl_module_addrinfo(m, ip, &off, &sym, NULL, NULL, NULL);
+    if (name && (sym.st_size == 0 ? off == 0 : off < sym.st_size)) {
+        /* "memcpy@@GLIBC_2.14" -> "memcpy"; C++ names demangled */
+        char *plain = g_strndup(name, strcspn(name, "@"));
+        int status = -1;
+        char *demangled = plain[0] == '_' && plain[1] == 'Z'
+                          ? __cxa_demangle(plain, NULL, NULL, &status) : NULL;
+
+        if (demangled && status == 0) {
+            w->symbol = g_strdup(demangled);
+            g_free(plain);
+        } else {
+            w->symbol = plain;
+        }
+        free(demangled);
+    } else {
+        const struct fde_range *f = fde_lookup(m, ip - bias);
+        if (f) {
+            w->symbol = g_strdup_printf("[0x%" PRIx64 "]", f->start);
+        }
+    }
+    if (!w->symbol) {
+        w->symbol = g_strdup("[unknown]");
+    }
+    line = dwfl_module_getsrc(m, ip);
+    if (line) {
+        int lineno = 0;
+        const char *src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+        if (src) {
+            const char *b = strrchr(src, '/');
+            w->source = g_strdup_printf("%s:%d", b ? b + 1 : src, lineno);
+        }
+    }
+}
+
+/* Addresses are resolved once each. */
+struct resolver {
+    Dwfl *dwfl;
+    GHashTable *cache;          /* uint64 ip -> struct where * */
+};
+
+static void where_free(gpointer p)
+{
+    struct where *w = p;
+
+    g_free(w->symbol);
+    g_free(w->source);
+    g_free(w);
+}
+
+static const struct where *lookup(struct resolver *r, uint64_t ip)
+{
+    struct where *w = g_hash_table_lookup(r->cache, &ip);
+
+    if (!w) {
+        uint64_t *key = g_new(uint64_t, 1);
+        *key = ip;
+        w = g_new(struct where, 1);
+        resolve(r->dwfl, ip, w);
+        g_hash_table_insert(r->cache, key, w);
+    }
+    return w;
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    int c;
+
+    if (x->count != y->count) {
+        return x->count < y->count ? 1 : -1;
+    }
+    c = strcmp(x->key_symbol, y->key_symbol);
+    return c ? c : strcmp(x->object, y->object);
+}
+
+/* One weighted address: a sample (weight 1) or a line of --weights. */
+struct hit {
+    uint64_t ip, weight;
+};
+
+static void usage_report(FILE *f)
+{
+    fputs("usage: lwp-prof report [OPTIONS] FILE\n"
+          "  -l, --lines          per source line instead of per symbol\n"
+          "  -n, --limit N        print the N largest rows (default 40; 0 = all)\n"
+          "      --csv            the flat profile as CSV: percent,samples,symbol,object\n"
+          "      --raw=csv        every sample: tid,event,core,ip,target,taken,object,offset,symbol,source\n"
+          "      --raw=folded     folded stacks for flame graphs: program;object;symbol COUNT\n"
+          "      --weights=COUNTS attribute the ADDRESS COUNT lines of COUNTS (for example\n"
+          "                       an exact count from a QEMU plugin) instead of FILE's samples,\n"
+          "                       using FILE's modules\n", f);
+}
+
+static int read_weights(const char *path, GArray *hits)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+
+    if (!f) {
+        fprintf(stderr, "lwp-prof: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        struct hit h;
+        char *end;
+
+        if (line[0] == '#' || line[0] == '\n') {
+            continue;
+        }
+        h.ip = strtoull(line, &end, 0);
+        h.weight = strtoull(end, &end, 0);
+        if (h.weight) {
+            g_array_append_val(hits, h);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+int report_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "lines", no_argument, NULL, 'l' },
+        { "limit", required_argument, NULL, 'n' },
+        { "csv", no_argument, NULL, 'c' },
+        { "raw", required_argument, NULL, 'r' },
+        { "weights", required_argument, NULL, 'w' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int lines = 0, csv = 0, limit = 40, c;
+    const char *raw = NULL, *weights = NULL;
+    struct prof_data d;
+    struct resolver r;
+    GArray *hits;
+    GHashTable *rows;
+    GHashTableIter it;
+    gpointer value;
+    struct row *sorted;
+    guint n_rows, i;
+    uint64_t total = 0;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+ln:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            lines = 1;
+            break;
+        case 'n':
+            limit = atoi(optarg);
+            break;
+        case 'c':
+            csv = 1;
+            break;
+        case 'r':
+            raw = optarg;
+            if (strcmp(raw, "csv") && strcmp(raw, "folded")) {
+                fprintf(stderr, "lwp-prof: --raw=%s: expected csv or folded\n", raw);
+                return 2;
+            }
+            break;
+        case 'w':
+            weights = optarg;
+            break;
+        case 'h':
+            usage_report(stdout);
+            return 0;
+        default:
+            usage_report(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        usage_report(stderr);
+        return 2;
+    }
+    if (prof_data_load(argv[optind], &d)) {
+        return 1;
+    }
+    r.dwfl = dwfl_for(&d);
+    fde_tables = g_hash_table_new(g_direct_hash, g_direct_equal);
+    r.cache = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, where_free);
+
+    if (raw && !strcmp(raw, "csv")) {
+        puts("tid,event,core,ip,target,taken,object,offset,symbol,source");
+        for (size_t k = 0; k < d.n_samples; k++) {
+            const struct lwpprof_record *rec = &d.samples[k].rec;
+            const struct where *w = lookup(&r, rec->ip);
+            printf("%u,%s,%u,0x%" PRIx64 ",", d.samples[k].tid,
+                   prof_event_name(rec->event_id), rec->core_id, rec->ip);
+            if (rec->event_id == 3) {
+                printf("0x%" PRIx64 ",%u,", rec->data2, rec->flags >> 15);
+            } else {
+                printf(",,");
+            }
+            printf("%s,0x%" PRIx64 ",\"%s\",%s\n", w->object, w->offset, w->symbol,
+                   w->source ? w->source : "");
+        }
+        goto out;
+    }
+
+    hits = g_array_new(FALSE, FALSE, sizeof(struct hit));
+    if (weights) {
+        if (read_weights(weights, hits)) {
+            return 1;
+        }
+    } else {
+        for (size_t k = 0; k < d.n_samples; k++) {
+            struct hit h = { d.samples[k].rec.ip, 1 };
+            g_array_append_val(hits, h);
+        }
+    }
+    rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    for (i = 0; i < hits->len; i++) {
+        struct hit *h = &g_array_index(hits, struct hit, i);
+        const struct where *w = lookup(&r, h->ip);
+        const char *src = lines ? (w->source ? w->source : "??:0") : "";
+        char *key = g_strdup_printf("%s\t%s\t%s", w->symbol, w->object, src);
+        struct row *row = g_hash_table_lookup(rows, key);
+
+        if (!row) {
+            row = g_new0(struct row, 1);
+            row->key_symbol = w->symbol;
+            row->object = w->object;
+            row->source = lines ? src : NULL;
+            g_hash_table_insert(rows, key, row);
+        } else {
+            g_free(key);
+        }
+        row->count += h->weight;
+        total += h->weight;
+    }
+    n_rows = g_hash_table_size(rows);
+    sorted = g_new(struct row, n_rows ? n_rows : 1);
+    i = 0;
+    g_hash_table_iter_init(&it, rows);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        sorted[i++] = *(struct row *)value;
+    }
+    qsort(sorted, n_rows, sizeof(*sorted), by_count);
+
+    if (raw) {                                  /* folded */
+        for (i = 0; i < n_rows; i++) {
+            printf("%s;%s;%s %" PRIu64 "\n", d.hdr.program, sorted[i].object,
+                   sorted[i].key_symbol, sorted[i].count);
+        }
+    } else if (csv) {
+        puts(lines ? "percent,samples,source,symbol,object"
+                   : "percent,samples,symbol,object");
+        for (i = 0; i < n_rows && (!limit || i < (guint)limit); i++) {
+            printf("%.4f,%" PRIu64 ",", total ? 100.0 * sorted[i].count / total : 0.0,
+                   sorted[i].count);
+            if (lines) {
+                printf("%s,", sorted[i].source);
+            }
+            printf("\"%s\",%s\n", sorted[i].key_symbol, sorted[i].object);
+        }
+    } else {
+        printf("# lwp-prof report of %s: program %s, pid %u\n", d.path, d.hdr.program,
+               d.hdr.pid);
+        printf("# event %s (%s), a sample every %u events, %u thread(s)\n",
+               prof_event_name(d.hdr.event_id),
+               d.hdr.event_id == 2 ? "instructions retired" : "branches retired",
+               d.hdr.interval + 1, d.n_threads);
+        if (weights) {
+            printf("# weights from %s: %" PRIu64 " events\n", weights, total);
+        } else {
+            printf("# %zu samples, %" PRIu64 " missed (MissedEvents), %" PRIu64
+                   " ring drains%s\n", d.n_samples, d.missed, d.drains,
+                   d.ended ? "" : ", profile not closed (killed?)");
+        }
+        printf("#\n# %8s %10s  %-40s %s\n", "percent", weights ? "events" : "samples",
+               lines ? "source line / symbol" : "symbol", "shared object");
+        for (i = 0; i < n_rows && (!limit || i < (guint)limit); i++) {
+            char label[512];
+            if (lines) {
+                snprintf(label, sizeof(label), "%s %s", sorted[i].source,
+                         sorted[i].key_symbol);
+            } else {
+                snprintf(label, sizeof(label), "%s", sorted[i].key_symbol);
+            }
+            printf("  %8.2f%% %10" PRIu64 "  %-40s %s\n",
+                   total ? 100.0 * sorted[i].count / total : 0.0, sorted[i].count,
+                   label, sorted[i].object);
+        }
+        if (limit && n_rows > (guint)limit) {
+            printf("# ... %u more rows (--limit 0 shows all)\n", n_rows - limit);
+        }
+    }
+    g_free(sorted);
+    g_hash_table_destroy(rows);
+    g_array_free(hits, TRUE);
+out:
+    g_hash_table_destroy(r.cache);
+    dwfl_end(r.dwfl);
+    prof_data_free(&d);
+    return 0;
+}
