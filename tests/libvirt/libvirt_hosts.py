@@ -21,7 +21,8 @@ Hosts differ the way real ones do:
 
 Everything started here (libvirtd and the QEMU processes it spawned) is
 stopped by pid when the pool is closed, at exit, or on SIGTERM.  Neither
-systemd nor a running system libvirtd is needed: this runs in a bare chroot.
+systemd nor a running system libvirtd is needed: this runs in a bare chroot
+(see mount_propagation() for what a chroot must allow).
 """
 import atexit
 import os
@@ -53,21 +54,46 @@ def root_is_mount_point():
         return any(line.split()[4] == '/' for line in f)
 
 
-def enter_private_mount_namespace():
-    """Re-execute this program in a mount namespace whose root is a private
-    mount point, when the root is not a mount point (a chroot): a bind mount
-    of / onto itself, made private before anything else is mounted.  The
-    hosts' own namespaces are then created from this one with
-    '--propagation private'.  Same pid: exec, no fork."""
+def chroot_parent_is_shared():
+    """Whether a mount of the chroot's filesystem is shared in the initial
+    mount namespace (/proc/1/mountinfo), i.e. whether mounts made on the
+    chroot's root would propagate out of a new mount namespace.  None if
+    the initial namespace's mounts cannot be seen."""
+    dev = os.stat('/').st_dev
+    majmin = '%d:%d' % (os.major(dev), os.minor(dev))
+    seen = False
+    try:
+        with open('/proc/1/mountinfo') as f:
+            for line in f:
+                fields = line.split()
+                if fields[2] != majmin:
+                    continue
+                seen = True
+                optional = fields[6:fields.index('-')]
+                if any(o.startswith('shared:') for o in optional):
+                    return True
+    except (OSError, ValueError):
+        return None
+    return False if seen else None
+
+
+def mount_propagation():
+    """How to create the hosts' mount namespaces: 'private' where the root
+    is a mount point (the usual case, also a container); in a chroot whose
+    root is a plain directory the root's propagation cannot be changed, and
+    'unchanged' is safe only if the mount holding the chroot is not shared
+    (else every bind mount would show up outside, and in the other hosts)."""
     if root_is_mount_point():
-        return
-    if os.environ.get('QEMU_LWP_PRIVATE_ROOT'):
-        raise LibvirtError('the root is still no mount point after the bind mount')
-    os.environ['QEMU_LWP_PRIVATE_ROOT'] = '1'
-    sys.stdout.flush()
-    os.execvp('unshare', ['unshare', '--mount', '--propagation', 'unchanged', '--', 'sh', '-c',
-                          'mount --bind / / && mount --make-rprivate / && exec "$0" "$@"',
-                          sys.executable] + sys.argv)
+        return 'private'
+    shared = chroot_parent_is_shared()
+    if shared is False:
+        return 'unchanged'
+    raise LibvirtError(
+        'in a chroot whose root is not a mount point, on a %s mount: the hosts\' bind '
+        'mounts would propagate out of their namespaces.  Make the chroot\'s root a '
+        'mount point first (mount --bind DIR DIR, or mount --make-rprivate on the '
+        'mount holding it) or run in a container' %
+        ('shared' if shared else 'possibly shared (/proc/1/mountinfo unreadable)'))
 
 
 class Host:
@@ -159,7 +185,8 @@ class Host:
             self.path('libvirtd.pid')])
         # unshare and sh exec: the pid of the Popen is libvirtd's.
         self.proc = subprocess.Popen(
-            ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', script],
+            ['unshare', '--mount', '--propagation', self.pool.propagation, '--', 'sh', '-c',
+             script],
             stdin=subprocess.DEVNULL, stdout=open(self.path('libvirtd.out'), 'w'),
             stderr=subprocess.STDOUT)
 
@@ -255,7 +282,7 @@ class Pool:
     def __init__(self, emulator):
         if os.geteuid() != 0:
             raise LibvirtError('libvirt hosts need root (mount namespaces, libvirtd)')
-        enter_private_mount_namespace()
+        self.propagation = mount_propagation()
         self.emulator = os.path.abspath(emulator)
         self.dir = tempfile.mkdtemp(prefix='lwp-libvirt-pool-')
         os.chmod(self.dir, 0o755)
