@@ -108,7 +108,7 @@ class Host:
                       FIRST_MIGRATION_PORT + (index + 1) * PORTS_PER_HOST - 1)
         self.uuid = str(uuid.uuid4())
         self.qemu = qemu or pool.emulator      # the binary behind the pool's emulator path
-        self.qemu_wrapper = qemu_wrapper        # extra text of a wrapper script, see _mounts
+        self.qemu_wrapper = qemu_wrapper        # a script put there instead; @REAL@ = self.qemu
         self.lwp_cpu_map = lwp_cpu_map
         self.socket = os.path.join(self.dir, 'run', 'libvirt-sock')
         self.uri = 'qemu+unix:///system?socket=' + self.socket
