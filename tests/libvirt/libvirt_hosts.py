@@ -190,7 +190,7 @@ class Host:
             stdin=subprocess.DEVNULL, stdout=open(self.path('libvirtd.out'), 'w'),
             stderr=subprocess.STDOUT)
 
-    def wait_ready(self, timeout=60):
+    def wait_ready(self, timeout=180):
         deadline = time.time() + timeout
         while True:
             if self.proc.poll() is not None:

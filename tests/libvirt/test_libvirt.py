@@ -236,7 +236,7 @@ class Guest:
                 raise RuntimeError('the guest never printed %r' % text)
             time.sleep(0.1)
 
-    def progresses(self, timeout=30):
+    def progresses(self, timeout=90):
         """The guest is running and its console output grows."""
         before = len(self.output())
         deadline = time.time() + timeout
