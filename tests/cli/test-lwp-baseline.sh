@@ -59,7 +59,15 @@ bad() {   # bad WHAT EXPECTED-MESSAGE -- ARGS...
     report $? "$what: $err"
 }
 printf '{"return":{"model":{"props":{"lwp":true,' >"$tmp/trunc.json"
-bad "truncated QMP reply" "not a complete object" -- "$tmp/trunc.json"
+bad "truncated QMP reply" "trunc.json:1:41: malformed JSON: .*unexpected end of input" -- "$tmp/trunc.json"
+printf '{\n  "return": {\n    "model": {"props": {"lwp": tru}}}\n}\n' >"$tmp/typo.json"
+bad "malformed JSON, by line and column" "typo.json:3:35: malformed JSON: .*invalid literal" -- "$tmp/typo.json"
+printf '{"QMP": {}}\n{"return": {}}\n' >"$tmp/noreply.json"
+bad "a QMP transcript without the reply" "without a query-cpu-model-expansion reply" -- "$tmp/noreply.json"
+printf '{"return":{"model":{"props":{"lwp":true,"lwpval":"yes"}}}}' >"$tmp/type.json"
+bad "a flag that is not a boolean" '"lwpval" is string, not a boolean' -- "$tmp/type.json"
+printf '{"return":{"model":{"props":{"lwp":true,"lwp-version":300}}}}' >"$tmp/big.json"
+bad "a number out of range" '"lwp-version" is 300, not a number from 0 to 255' -- "$tmp/big.json"
 echo 'nothing here' >"$tmp/junk.txt"
 bad "neither QMP nor CPUID dump" "neither a query-cpu-model-expansion" -- "$tmp/junk.txt"
 bad "unknown LWP property" "unknown LWP property 'lwp-max-event'" -- --cpu 'max,lwp=on,lwp-max-event=5'

@@ -4,13 +4,14 @@
 query-cpu-model-expansion, CPU model versions, start-up refusals that name
 the property, 'info registers' and trace events.
 Usage: test_cpu_options.py QEMU_SYSTEM DEMO_GUEST_IMAGE"""
-import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from checks import report, summary_exit  # noqa: E402
+import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
+from qemu.machine import QEMUMachine  # noqa: E402
 
 qemu, demo = sys.argv[1], sys.argv[2]
 
@@ -22,16 +23,15 @@ def run(*args, timeout=60):
 
 
 def qmp(commands, *args, machine='none'):
-    """Run QMP commands against a fresh QEMU; return their replies in order."""
-    lines = [json.dumps({'execute': 'qmp_capabilities'})]
-    lines += [json.dumps(c) for c in commands] + [json.dumps({'execute': 'quit'})]
-    proc = subprocess.run([qemu, '-machine', machine, '-accel', 'tcg', '-nodefaults', '-S',
-                           '-display', 'none', '-qmp', 'stdio', *args],
-                          input='\n'.join(lines) + '\n', stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=60)
-    replies = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith('{')]
-    replies = [r for r in replies if 'return' in r or 'error' in r]
-    return replies[1:1 + len(commands)]
+    """Run QMP commands against a fresh QEMU (qemu.machine); return their
+    replies in order."""
+    vm = QEMUMachine(qemu, args=['-machine', machine, '-accel', 'tcg', '-nodefaults', '-S',
+                                 *args])
+    vm.launch()
+    try:
+        return [vm.qmp(c['execute'], args_dict=c.get('arguments', {})) for c in commands]
+    finally:
+        vm.shutdown()
 
 
 def expand(model):

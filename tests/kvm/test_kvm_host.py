@@ -9,40 +9,42 @@ On a host without LWP (every CPU made since 2017): LWP is not offered by
 naming the feature, and the family-15h models lose their LWP the same way.
 On a host with LWP the same checks assert the opposite.
 """
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'common'))
 from checks import report, summary_exit  # noqa: E402
+import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
+from qemu.machine import QEMUMachine  # noqa: E402
+from qemu.machine.machine import VMLaunchFailure  # noqa: E402
 
 # arch-capabilities: MSR 0x10a, which some nested KVM hosts refuse to set.
 HOST = 'host,-arch-capabilities'
 
 
-def run_qemu(qemu, cpu, qmp_cmds=()):
-    """Start QEMU paused with @cpu, run QMP commands, quit; returns
-    (exit status, stderr, [QMP answers])."""
-    cmds = [{'execute': 'qmp_capabilities'}] + list(qmp_cmds) + [{'execute': 'quit'}]
-    p = subprocess.run([qemu, '-machine', 'pc', '-accel', 'kvm', '-cpu', cpu, '-S',
-                        '-nodefaults', '-display', 'none', '-qmp', 'stdio'],
-                       input='\n'.join(json.dumps(c) for c in cmds) + '\n',
-                       capture_output=True, text=True, timeout=60)
-    answers = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
-    answers = [a for a in answers if 'return' in a or 'error' in a][1:]
-    return p.returncode, p.stderr, answers
+def run_qemu(qemu, cpu, qmp_cmds=(), machine='pc'):
+    """Start QEMU paused with @cpu (qemu.machine), run QMP commands, quit;
+    returns (exit status, its output, [QMP answers])."""
+    cpu_args = ['-cpu', cpu] if cpu else []
+    vm = QEMUMachine(qemu, args=['-machine', machine, '-accel', 'kvm', *cpu_args, '-S',
+                                 '-nodefaults'])
+    try:
+        vm.launch()
+    except VMLaunchFailure as e:                # refused to start
+        return e.exitcode, e.output or '', []
+    try:
+        answers = [vm.qmp(c['execute'], args_dict=c.get('arguments', {})) for c in qmp_cmds]
+    finally:
+        vm.shutdown()
+    return vm.exitcode(), vm.get_log() or '', answers
 
 
 def kvm_usable(qemu):
     if not os.path.exists('/dev/kvm'):
         return 'no /dev/kvm on this machine'
-    p = subprocess.run([qemu, '-machine', 'none', '-accel', 'kvm', '-nodefaults',
-                        '-display', 'none', '-S', '-qmp', 'stdio'],
-                       input='{"execute":"qmp_capabilities"}\n{"execute":"quit"}\n',
-                       capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        return 'KVM is not usable: ' + p.stderr.strip().splitlines()[-1]
+    rc, out, _ = run_qemu(qemu, None, machine='none')
+    if rc != 0:
+        return 'KVM is not usable: ' + (out.strip().splitlines() or ['exit %s' % rc])[-1]
     return None
 
 

@@ -1,71 +1,191 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""libvirt (Debian's 11.3) drives our QEMU with LWP: the cpu_map additions
-of tools/libvirt, a domain whose <cpu> requires lwp and LWP capability
-features, 'virsh save' and 'virsh restore' while the guest profiles (its
-record stream continuous afterwards), and libvirt's CPU baseline over our
-cpu_map agreeing with lwp-baseline.  The daemons are started here (as root)
-and stopped again if this test started them.
+"""libvirt (Debian's 11.3) moves a profiling LWP guest between hosts.
+
+A pool of libvirt hosts on loopback (libvirt_hosts.py), each a libvirtd in a
+mount namespace of its own:
+  a, b  our QEMU, libvirt's cpu_map with tools/libvirt's LWP features
+  c     an old host: Debian's stock QEMU 10.0.2 and libvirt's stock cpu_map
+  d     our QEMU on a CPU without LWP's threshold interrupt (lwpint), i.e. a
+        QEMU whose CPUs cannot enable lwpint
+  e     a half-upgraded host: the LWP cpu_map, but Debian's stock QEMU
+
+Checks: domcapabilities and the hypervisor's CPU models show LWP on our
+QEMU; the pool's baseline (virsh hypervisor-cpu-baseline over the hosts'
+CPU descriptions) agrees with lwp-baseline; a guest defined from it
+(tests/guest/lwp-migrate.c, profiling all along) is live-migrated a <-> b
+with 'virsh migrate --live', direct and --p2p, saved on one host and
+restored on the other; migrating it to c, d or e, or restoring its save there,
+is refused naming LWP while the guest runs on; at the end the guest proves
+its record stream continuous (no record lost, MissedEvents 0).
 Usage: test_libvirt.py QEMU_SYSTEM GUEST_IMAGE LWP_BASELINE"""
+import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'common'))
+sys.path.insert(0, HERE)
 from checks import report, summary_exit  # noqa: E402
+import libvirt_hosts  # noqa: E402
+import qemu_python  # noqa: E402
 
 QEMU, IMAGE, BASELINE = (os.path.abspath(a) for a in sys.argv[1:4])
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-URI = 'qemu:///system'
-NAME = 'qemu-lwp-test-%d' % os.getpid()
+STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
+DOM = 'lwp-prof'
+MIGRATIONS = 12                 # a->b->a...: direct, direct, p2p, p2p, ...
+LWP_FEATURES = ['lwp', 'lwpval', 'lwpire', 'lwpbre', 'lwpdme', 'lwpcnh', 'lwprnh', 'lwpint',
+                'lwpdaddr', 'lwpbrpred', 'lwpipf', 'lwpcachelvl', 'lwpcachelat']
+
+# Host d's QEMU: every CPU model without lwpint, whatever -cpu asks (as a
+# KVM host filters what its CPU lacks).  -global reaches libvirt's probe of
+# -cpu max (its host model); the rewrite reaches the guest's -cpu.
+NO_LWPINT_WRAPPER = """#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+import os, sys
+args = [a.replace('lwpint=on', 'lwpint=off') for a in sys.argv[1:]]
+os.execv('@REAL@', ['@REAL@'] + args + ['-global', 'x86_64-cpu.lwpint=off'])
+"""
 
 
-
-def run(*args, check=False):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if check and p.returncode:
-        raise RuntimeError('%s: %s' % (' '.join(args), p.stdout.strip()))
-    return p
+def xml_features(xml, policy='require'):
+    return sorted(set(re.findall(r"<feature policy='%s' name='([^']+)'/>" % policy, xml)))
 
 
-def virsh(*args, check=False):
-    return run('virsh', '-c', URI, *args, check=check)
+def lwp_only(features):
+    return [f for f in features if f.startswith('lwp')]
 
 
-def start_daemons():
-    started = []
-    for daemon, pidfile in (('virtlogd', '/run/virtlogd.pid'), ('libvirtd', '/run/libvirtd.pid')):
-        if run('pgrep', '-x', daemon).returncode != 0:
-            run(daemon, '-d', check=True)
-            started.append(pidfile)
-    deadline = time.time() + 30
-    while virsh('version').returncode != 0:
-        if time.time() > deadline:
-            raise RuntimeError('libvirtd did not answer: ' + virsh('version').stdout)
-        time.sleep(0.2)
-    return started
+def host_model(host, emulator=QEMU):
+    p = host.virsh('domcapabilities', '--virttype', 'qemu', '--emulatorbin', emulator,
+                   '--arch', 'x86_64', '--machine', 'pc', check=True)
+    m = re.search(r"<mode name='host-model' supported='yes'>(.*?)</mode>", p.stdout, re.S)
+    return p.stdout, (m.group(1) if m else '')
 
 
-def stop_daemons(pidfiles):
-    for pidfile in pidfiles:
-        try:
-            pid = int(open(pidfile).read())
-            os.kill(pid, 15)
-            deadline = time.time() + 15
-            while time.time() < deadline:
-                os.kill(pid, 0)                 # raises once it has gone
-                time.sleep(0.1)
-        except (OSError, ValueError):
-            pass
+def test_capabilities(a, c):
+    """Our QEMU's host model lists every LWP feature QEMU's -cpu max has;
+    Debian's stock QEMU's none.  Our QEMU reports the LWP CPU models."""
+    props = qemu_python.cpu_expansion(QEMU)
+    want = [f for f in LWP_FEATURES if props.get(f)]
+    _, model = host_model(a)
+    got = lwp_only(xml_features(model))
+    report('lwp' in want and got == sorted(want),
+           'virsh domcapabilities (our QEMU): the host model has %s, as -cpu max' %
+           ','.join(got))
+    _, model = host_model(c, STOCK_QEMU)
+    report(model and not lwp_only(xml_features(model)),
+           'virsh domcapabilities (stock QEMU): no LWP feature')
+    models = a.virsh('cpu-models', 'x86_64').stdout.split()
+    report('Opteron_G5' in models and 'EPYC' in models,
+           'virsh cpu-models x86_64 with the LWP cpu_map: %d models' % len(models))
 
 
-def domain_xml(tmp, kernel):
-    # check='partial': libvirt verifies the required LWP features against
-    # what our QEMU offers before starting ('full' also objects to qemu64's
-    # own extra features, hypervisor and lahf_lm, unrelated to LWP).
+def lwp_baseline(descriptions):
+    p = subprocess.run([BASELINE] + descriptions, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def test_pool_baseline(pool, hosts, tmp):
+    """virsh hypervisor-cpu-baseline over the hosts' CPU descriptions (their
+    domcapabilities) against lwp-baseline over the same hosts' QEMU
+    (query-cpu-model-expansion); returns the pool {a, b}'s <cpu>."""
+    a, b, c, d = hosts[:4]
+    expansion = {}
+    for h in (a, b, c, d):
+        args = ['-global', 'x86_64-cpu.lwpint=off'] if h is d else []
+        props = qemu_python.cpu_expansion(STOCK_QEMU if h is c else QEMU, args=args)
+        path = os.path.join(tmp, h.name + '-max.json')
+        with open(path, 'w') as f:
+            json.dump({'return': {'model': {'name': 'max', 'props': props}}}, f)
+        expansion[h.name] = path
+    pool_cpu = None
+    for members in ((a, b), (a, b, d), (a, b, c)):
+        names = '+'.join(h.name for h in members)
+        caps = os.path.join(tmp, 'pool-%s.xml' % names)
+        with open(caps, 'w') as f:
+            for h in members:
+                f.write(host_model(h, STOCK_QEMU if h is c else QEMU)[0])
+        p = a.virsh('hypervisor-cpu-baseline', '--virttype', 'qemu', '--emulator', QEMU,
+                    '--arch', 'x86_64', '--machine', 'pc', caps)
+        libvirt_lwp = lwp_only(xml_features(p.stdout))
+        rc, out = lwp_baseline([expansion[h.name] for h in members])
+        ours = lwp_only(xml_features(out)) if "name='lwp'/>" in out and 'lwp=on' in out else []
+        report(p.returncode == 0 and rc == 0 and libvirt_lwp == ours,
+               'pool %s: hypervisor-cpu-baseline LWP %s, lwp-baseline %s' %
+               (names, ','.join(libvirt_lwp) or 'none', ','.join(ours) or 'none'))
+        if members == (a, b):
+            pool_cpu, pool_lwp = p.stdout.strip(), ours
+    return pool_cpu, pool_lwp
+
+
+def test_cpu_baseline(a, tmp):
+    """libvirt's cpu-baseline over two LWP hosts' <cpu> elements and
+    lwp-baseline over the same hosts as -cpu strings keep the same LWP
+    features."""
+    hosts = os.path.join(tmp, 'hosts.xml')
+    with open(hosts, 'w') as f:
+        f.write("""<cpu><arch>x86_64</arch><model>qemu64</model><vendor>AMD</vendor>
+  <feature name='xsave'/><feature name='lwp'/><feature name='lwpval'/>
+  <feature name='lwpire'/><feature name='lwpint'/>
+</cpu>
+<cpu><arch>x86_64</arch><model>qemu64</model><vendor>AMD</vendor>
+  <feature name='xsave'/><feature name='lwp'/><feature name='lwpval'/>
+  <feature name='lwpint'/><feature name='lwpipf'/>
+</cpu>
+""")
+    p = a.virsh('cpu-baseline', hosts)
+    libvirt_lwp = lwp_only(xml_features(p.stdout))
+    rc, out = lwp_baseline(['--cpu', 'qemu64,+xsave,+lwp,+lwpval,+lwpire,+lwpint',
+                            '--cpu', 'qemu64,+xsave,+lwp,+lwpval,+lwpint,+lwpipf'])
+    ours = lwp_only(xml_features(out))
+    report(p.returncode == 0 and libvirt_lwp == ['lwp', 'lwpint', 'lwpval'],
+           "libvirt's cpu-baseline over our cpu_map: %s" % libvirt_lwp)
+    report(rc == 0 and libvirt_lwp == ours, 'lwp-baseline agrees with libvirt: %s' % ours)
+
+
+def test_compare(a, tmp):
+    """libvirt's hypervisor-cpu-compare against our QEMU and lwp-baseline
+    against the same QEMU's -cpu max expansion agree on which LWP
+    configurations the hypervisor can run."""
+    expansion = os.path.join(tmp, 'max.json')
+    with open(expansion, 'w') as f:
+        json.dump({'return': {'model': {'name': 'max', 'props':
+                                        qemu_python.cpu_expansion(QEMU)}}}, f)
+    for features in (['lwp', 'lwpval', 'lwpint'], ['lwp', 'lwpval'],
+                     ['lwp', 'lwpval', 'lwpint', 'lwpire'], ['lwp', 'lwpipf']):
+        xml = os.path.join(tmp, 'cmp.xml')
+        with open(xml, 'w') as f:
+            f.write("<cpu mode='custom' match='exact'><model>qemu64</model>"
+                    "<feature policy='require' name='xsave'/>" +
+                    ''.join("<feature policy='require' name='%s'/>" % f for f in features) +
+                    '</cpu>')
+        p = a.virsh('hypervisor-cpu-compare', '--virttype', 'qemu', '--emulator', QEMU,
+                    '--arch', 'x86_64', '--machine', 'pc', xml)
+        libvirt_ok = 'superset' in p.stdout or 'identical' in p.stdout
+        rc, out = lwp_baseline([expansion, '--cpu',
+                                'qemu64,+xsave,' + ','.join('+' + f for f in features)])
+        ours_ok = rc == 0 and set(features) <= set(xml_features(out))
+        report(p.returncode in (0, 1) and libvirt_ok == ours_ok,
+               'compare %s: libvirt %s, lwp-baseline %s' %
+               ('+'.join(features), 'runs it' if libvirt_ok else 'refuses',
+                'covered' if ours_ok else 'not covered'))
+
+
+def domain_xml(cpu, kernel, debug, name=DOM, check='partial'):
+    # check='partial': each host's libvirt compares the guest's CPU with
+    # what its QEMU can offer before starting it (also on an incoming
+    # migration or a restore).
+    head = "<cpu mode='custom' match='exact'>"
+    if not cpu.startswith(head):
+        raise RuntimeError("unexpected baseline <cpu>: %s" % cpu[:80])
+    cpu = cpu.replace(head, "<cpu mode='custom' match='exact' check='%s'>" % check, 1)
     return """<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
   <memory unit='MiB'>128</memory>
@@ -75,157 +195,203 @@ def domain_xml(tmp, kernel):
     <kernel>%(kernel)s</kernel>
     <cmdline>iterations=4000000000</cmdline>
   </os>
-  <cpu mode='custom' match='exact' check='partial'>
-    <model fallback='forbid'>qemu64</model>
-    <feature policy='require' name='xsave'/>
-    <feature policy='require' name='lwp'/>
-    <feature policy='require' name='lwpval'/>
-    <feature policy='require' name='lwpint'/>
-    <feature policy='disable' name='lwpipf'/>
-  </cpu>
+  %(cpu)s
   <on_poweroff>destroy</on_poweroff>
+  <on_crash>destroy</on_crash>
   <devices>
     <emulator>%(qemu)s</emulator>
   </devices>
   <qemu:commandline>
     <qemu:arg value='-chardev'/>
-    <qemu:arg value='file,id=dbg,path=%(tmp)s/debug.txt,append=on'/>
+    <qemu:arg value='file,id=dbg,path=%(debug)s,append=on'/>
     <qemu:arg value='-device'/>
     <qemu:arg value='isa-debugcon,chardev=dbg'/>
     <qemu:arg value='-device'/>
     <qemu:arg value='isa-debug-exit,iobase=0xf4,iosize=0x04'/>
   </qemu:commandline>
 </domain>
-""" % {'name': NAME, 'kernel': kernel, 'qemu': QEMU, 'tmp': tmp}
+""" % {'name': name, 'kernel': kernel, 'qemu': QEMU, 'debug': debug, 'cpu': cpu}
 
 
-def domain_state():
-    p = virsh('domstate', NAME)
-    return p.stdout.strip() if p.returncode == 0 else 'gone'
+class Guest:
+    """The profiling domain, wherever it currently runs."""
+
+    def __init__(self, host, debug, name=DOM):
+        self.host = host
+        self.debug = debug
+        self.name = name
+
+    def output(self):
+        with open(self.debug, errors='replace') as f:
+            return f.read()
+
+    def state(self, host=None):
+        p = (host or self.host).virsh('domstate', self.name)
+        return p.stdout.strip() if p.returncode == 0 else 'gone'
+
+    def wait_output(self, text, timeout=60):
+        deadline = time.time() + timeout
+        while text not in self.output():
+            if time.time() > deadline:
+                raise RuntimeError('the guest never printed %r' % text)
+            time.sleep(0.1)
+
+    def progresses(self, timeout=90):
+        """The guest is running and its console output grows."""
+        before = len(self.output())
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if len(self.output()) > before and self.state() == 'running':
+                return True
+            time.sleep(0.1)
+        return False
 
 
-def test_domain(tmp):
-    # QEMU runs as libvirt's unprivileged user: it must reach the directory,
-    # read the kernel and append to the debug console file.
-    os.chmod(tmp, 0o711)
-    kernel = os.path.join(tmp, 'guest.img')
-    shutil.copy(IMAGE, kernel)
-    os.chmod(kernel, 0o644)
-    debug = os.path.join(tmp, 'debug.txt')
-    open(debug, 'w').close()
-    os.chmod(debug, 0o666)
-    xml = os.path.join(tmp, 'dom.xml')
-    open(xml, 'w').write(domain_xml(tmp, kernel))
+def jobinfo(host):
+    out = host.virsh('domjobinfo', '--completed', DOM).stdout
 
-    p = virsh('create', xml)
-    report(p.returncode == 0, 'libvirt starts a domain whose <cpu> requires lwp: %s' %
-           p.stdout.strip().splitlines()[-1:])
-    log = open('/var/log/libvirt/qemu/%s.log' % NAME).read()
-    cpu = next((l for l in log.splitlines() if l.startswith('-cpu ')), '')
-    report('lwp=on' in cpu and 'lwpval=on' in cpu and 'lwpint=on' in cpu and 'lwpipf=off' in cpu,
-           'libvirt passes the LWP features to QEMU: %s' % cpu.strip(' \\'))
-    deadline = time.time() + 60
-    while 'profiling' not in open(debug).read() and time.time() < deadline:
+    def ms(label):
+        m = re.search(r'^%s:\s+(\d+)\s+ms' % label, out, re.M)
+        return int(m.group(1)) if m else None
+    return ms('Time elapsed'), ms('Total downtime')
+
+
+def test_migrations(guest, a, b):
+    timings = []
+    for i in range(MIGRATIONS):
+        src, dst = (a, b) if i % 2 == 0 else (b, a)
+        mode = ['--p2p'] if (i // 2) % 2 else []
+        t = time.time()
+        p = src.virsh('migrate', '--live', *mode, DOM, dst.uri)
+        wall = time.time() - t
+        if p.returncode != 0:
+            report(False, 'migration %d %s->%s %s: %s' % (i + 1, src.name, dst.name,
+                                                       ' '.join(mode), p.stderr.strip()))
+            return
+        guest.host = dst
+        elapsed, downtime = jobinfo(dst)
+        timings.append((wall, elapsed, downtime))
+        print('  migration %2d %s->%s %-6s virsh %.2f s, QEMU %s ms, downtime %s ms' %
+              (i + 1, src.name, dst.name, mode[0] if mode else 'direct', wall, elapsed,
+               downtime), flush=True)
+        if not guest.progresses():
+            report(False, 'after migration %d the guest runs on %s' % (i + 1, dst.name))
+            return
+    report(len(timings) == MIGRATIONS and 'SUMMARY' not in guest.output(),
+           '%d live migrations a<->b (direct and --p2p) while the guest profiles' % MIGRATIONS)
+    walls = [t[0] for t in timings]
+    qemu = [t[1] for t in timings if t[1] is not None]
+    down = [t[2] for t in timings if t[2] is not None]
+    report(len(down) == MIGRATIONS,
+           'timings: virsh migrate %.2f/%.2f/%.2f s, QEMU %d/%d/%d ms, downtime %d/%d/%d ms '
+           '(min/median/max)' % (min(walls), statistics.median(walls), max(walls),
+                                 min(qemu), statistics.median(qemu), max(qemu),
+                                 min(down), statistics.median(down), max(down)))
+
+
+def test_save_restore(guest, src, dst, tmp):
+    save = os.path.join(tmp, 'on-%s.save' % src.name)
+    p = src.virsh('save', DOM, save)
+    report(p.returncode == 0 and guest.state(src) == 'gone',
+           'virsh save on %s while the guest profiles' % src.name)
+    p = dst.virsh('restore', save)
+    guest.host = dst
+    report(p.returncode == 0 and guest.progresses(),
+           'virsh restore on %s: the guest profiles on (%s)' % (dst.name, p.stderr.strip()))
+
+
+def refused(p, feature):
+    err = ' '.join(p.stderr.split())
+    return p.returncode != 0 and feature in err, err
+
+
+def test_refusals(guest, hosts, tmp):
+    a, b, c, d, e = hosts
+    src = guest.host
+    # What each refused host must name: c and e have no LWP, d lacks lwpint.
+    refusing = ((c, 'lwp'), (d, 'lwpint'), (e, 'lwp'))
+    for dst, name in refusing:
+        for mode in ([], ['--p2p']):
+            p = src.virsh('migrate', '--live', *mode, DOM, dst.uri)
+            ok, err = refused(p, name)
+            report(ok, 'virsh migrate %s->%s %s refused: %s' %
+                   (src.name, dst.name, mode[0] if mode else 'direct', err))
+            report(guest.state(src) == 'running' and guest.state(dst) == 'gone' and
+                   guest.progresses(), 'the guest runs on, on %s' % src.name)
+    save = os.path.join(tmp, 'for-refusal.save')
+    p = src.virsh('save', DOM, save)
+    report(p.returncode == 0, 'virsh save on %s' % src.name)
+    for dst, name in refusing:
+        p = dst.virsh('restore', save)
+        ok, err = refused(p, name)
+        report(ok and guest.state(dst) == 'gone',
+               'virsh restore of that save on %s refused: %s' % (dst.name, err))
+    p = src.virsh('restore', save)
+    report(p.returncode == 0 and guest.progresses(),
+           'restored on %s again, the guest profiles on' % src.name)
+
+
+def finish(guest, what='the record stream is continuous across all of it (every record, '
+                        'MissedEvents 0)'):
+    """The guest profiles until a key is pressed (tests/guest/lwp-migrate.c),
+    then checks its whole record stream and exits."""
+    guest.host.virsh('send-key', guest.name, 'KEY_A')
+    deadline = time.time() + 120
+    while guest.state() not in ('gone', 'shut off') and time.time() < deadline:
         time.sleep(0.2)
-    time.sleep(0.5)
-    report('profiling' in open(debug).read() and 'SUMMARY' not in open(debug).read(),
-           'the guest is profiling')
-    save = os.path.join(tmp, 'dom.save')
-    p = virsh('save', NAME, save)
-    report(p.returncode == 0 and domain_state() == 'gone',
-           'virsh save while the guest profiles: %s' % p.stdout.strip())
-    p = virsh('restore', save)
-    report(p.returncode == 0, 'virsh restore: %s' % p.stdout.strip())
-    time.sleep(0.5)
-    # The guest profiles until a key is pressed (see tests/guest/lwp-migrate.c).
-    virsh('send-key', NAME, 'KEY_A')
-    deadline = time.time() + 180
-    while domain_state() != 'gone' and time.time() < deadline:
-        time.sleep(0.5)
-    out = open(debug).read()
+    out = guest.output()
     for line in out.splitlines():
         if line.startswith(('PASS', 'FAIL', 'SUMMARY')):
             print('  guest: ' + line)
-    report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out,
-           'after save/restore the record stream is continuous')
-
-
-def test_baseline(tmp):
-    hosts = os.path.join(tmp, 'hosts.xml')
-    open(hosts, 'w').write("""<cpu><arch>x86_64</arch><model>qemu64</model><vendor>AMD</vendor>
-  <feature name='xsave'/><feature name='lwp'/><feature name='lwpval'/>
-  <feature name='lwpire'/><feature name='lwpint'/>
-</cpu>
-<cpu><arch>x86_64</arch><model>qemu64</model><vendor>AMD</vendor>
-  <feature name='xsave'/><feature name='lwp'/><feature name='lwpval'/>
-  <feature name='lwpint'/><feature name='lwpipf'/>
-</cpu>
-""")
-    p = virsh('cpu-baseline', hosts)
-    libvirt_lwp = sorted(l.split("name='")[1].split("'")[0] for l in p.stdout.splitlines()
-                         if "policy='require'" in l and "name='lwp" in l)
-    q = run(BASELINE, '--cpu', 'qemu64,+xsave,+lwp,+lwpval,+lwpire,+lwpint',
-            '--cpu', 'qemu64,+xsave,+lwp,+lwpval,+lwpint,+lwpipf')
-    ours = sorted(l.split("name='")[1].split("'")[0] for l in q.stdout.splitlines()
-                  if "policy='require'" in l)
-    report(p.returncode == 0 and libvirt_lwp == ['lwp', 'lwpint', 'lwpval'],
-           "libvirt's cpu-baseline over our cpu_map: %s" % libvirt_lwp)
-    report(libvirt_lwp == ours, 'lwp-baseline agrees with libvirt: %s' % ours)
-
-
-def test_compare(tmp):
-    """libvirt's hypervisor-cpu-compare against our QEMU (TCG) and
-    lwp-baseline against the same QEMU's -cpu max expansion agree on which
-    LWP configurations the hypervisor can run."""
-    qmp = '\n'.join(['{"execute":"qmp_capabilities"}',
-                     '{"execute":"query-cpu-model-expansion","arguments":'
-                     '{"type":"full","model":{"name":"max"}}}',
-                     '{"execute":"quit"}']) + '\n'
-    expansion = os.path.join(tmp, 'max.json')
-    with open(expansion, 'w') as f:
-        subprocess.run([QEMU, '-machine', 'none', '-accel', 'tcg', '-nodefaults', '-display',
-                        'none', '-qmp', 'stdio'], input=qmp, stdout=f, text=True, check=True)
-    for features in (['lwp', 'lwpval', 'lwpint'], ['lwp', 'lwpval'],
-                     ['lwp', 'lwpval', 'lwpint', 'lwpire'], ['lwp', 'lwpipf']):
-        xml = os.path.join(tmp, 'cmp.xml')
-        open(xml, 'w').write("<cpu mode='custom' match='exact'><model>qemu64</model>"
-                             "<feature policy='require' name='xsave'/>" +
-                             ''.join("<feature policy='require' name='%s'/>" % f
-                                     for f in features) + '</cpu>')
-        p = virsh('hypervisor-cpu-compare', '--virttype', 'qemu', '--emulator', QEMU,
-                  '--arch', 'x86_64', '--machine', 'pc', xml)
-        libvirt_ok = 'superset' in p.stdout or 'identical' in p.stdout
-        q = run(BASELINE, expansion, '--cpu', 'qemu64,+xsave,' + ','.join('+' + f for f in features))
-        common = {l.split("name='")[1].split("'")[0] for l in q.stdout.splitlines()
-                  if "policy='require'" in l}
-        ours_ok = q.returncode == 0 and set(features) <= common
-        report(p.returncode in (0, 1) and libvirt_ok == ours_ok,
-               'compare %s: libvirt %s, lwp-baseline %s' %
-               ('+'.join(features), 'runs it' if libvirt_ok else 'refuses',
-                'covered' if ours_ok else 'not covered'))
+    report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out, what)
 
 
 def main():
-    if os.geteuid() != 0:
-        report(False, 'the libvirt test needs root (it starts libvirtd)')
-        return
-    run(os.path.join(ROOT, 'tools/libvirt/install-cpu-map.sh'), check=True)
-    tmp = tempfile.mkdtemp(prefix='lwp-libvirt-')
-    started = start_daemons()
+    t0 = time.time()
+    pool = libvirt_hosts.Pool(emulator=QEMU)
+    a = pool.add('a')
+    b = pool.add('b')
+    c = pool.add('c', qemu=STOCK_QEMU, lwp_cpu_map=False)
+    d = pool.add('d', qemu_wrapper=NO_LWPINT_WRAPPER)
+    e = pool.add('e', qemu=STOCK_QEMU)
+    hosts = (a, b, c, d, e)
+    pool.start()
+    print('# %d libvirt hosts up in %.1f s' % (len(hosts), time.time() - t0), flush=True)
+    tmp = pool.dir
     try:
-        # libvirt reads cpu_map when it starts; a daemon already running
-        # before the install would not know the LWP features.
-        test_baseline(tmp)
-        test_compare(tmp)
-        test_domain(tmp)
+        test_capabilities(a, c)
+        test_cpu_baseline(a, tmp)
+        test_compare(a, tmp)
+        cpu, lwp = test_pool_baseline(pool, hosts, tmp)
+        kernel = os.path.join(tmp, 'guest.img')
+        shutil.copy(IMAGE, kernel)
+        debug = os.path.join(tmp, 'debug.txt')
+        open(debug, 'w').close()
+        xml = os.path.join(tmp, 'dom.xml')
+        with open(xml, 'w') as f:
+            f.write(domain_xml(cpu, kernel, debug))
+        p = a.virsh('create', xml)
+        report(p.returncode == 0, "a domain with the pool's baseline <cpu> starts on a%s" %
+               ('' if p.returncode == 0 else ': ' + p.stderr.strip()))
+        if p.returncode:
+            return
+        guest = Guest(a, debug)
+        cmdline = next((l for l in a.domain_log(DOM).splitlines() if l.startswith('-cpu ')), '')
+        want = ['%s=on' % f for f in lwp]
+        report(lwp and all(re.search(r'[,=]%s\b' % w, cmdline) for w in want),
+               "libvirt gives QEMU the baseline's LWP features: %s" % cmdline.strip(' \\'))
+        guest.wait_output('profiling')
+        test_migrations(guest, a, b)
+        test_save_restore(guest, guest.host, b if guest.host is a else a, tmp)
+        test_refusals(guest, hosts, tmp)
+        finish(guest)
     finally:
-        virsh('destroy', NAME)
-        stop_daemons(started)
-        shutil.rmtree(tmp, ignore_errors=True)
+        pool.close()
+    print('# libvirt suite: %.1f s' % (time.time() - t0))
 
 
 try:
     main()
-except Exception as e:
-    report(False, 'libvirt test: %s' % e)
+except Exception as e:                  # a harness error is a failure
+    report(False, 'libvirt test: %s: %s' % (type(e).__name__, e))
 summary_exit()

@@ -19,12 +19,10 @@ or files:
 Usage: test_migration.py QEMU_SYSTEM GUEST_IMAGE [case...]
 """
 import atexit
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +30,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from checks import report, summary_exit  # noqa: E402
+import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
+from qemu.machine import QEMUMachine  # noqa: E402
+from qemu.machine.machine import AbnormalShutdown, VMLaunchFailure  # noqa: E402
 
 QEMU, IMAGE = sys.argv[1], sys.argv[2]
 STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
@@ -41,15 +42,13 @@ RUN_UNTIL_KEY = 4000000000
 CASES = sys.argv[3:] or ['ping-pong', 'events', 'in-handler', 'snapshot', 'savevm', 'cancel',
                          'mismatch', 'hostile', 'stock']
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
-PROCESSES = []
+MACHINES = []
 
 
 def cleanup(*_):
     """Kill every QEMU this test started and remove its files."""
-    for proc in PROCESSES:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    for q in MACHINES:
+        q.kill()
     shutil.rmtree(TMP, ignore_errors=True)
 
 
@@ -57,55 +56,39 @@ atexit.register(cleanup)
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # atexit runs on exit
 
 
-
 class Qemu:
+    """One QEMU process (qemu.machine.QEMUMachine, QMP over qemu.qmp) running
+    the guest, its debug console in a file."""
     count = 0
 
     def __init__(self, cpu='max', incoming=None, iterations=RUN_UNTIL_KEY, return_path=True,
                  append='', binary=None, extra=()):
         Qemu.count += 1
         self.name = 'q%d' % Qemu.count
-        self.qmp_path = os.path.join(TMP, self.name + '.qmp')
         self.dbg_path = os.path.join(TMP, self.name + '.dbg')
-        args = [binary or QEMU, '-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
-                '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
+        args = ['-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
+                '-nodefaults', '-no-reboot', '-serial', 'none',
                 '-chardev', 'file,id=dbg,path=' + self.dbg_path,
                 '-device', 'isa-debugcon,chardev=dbg',
                 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
-                '-kernel', IMAGE, '-append', ('iterations=%d ' % iterations) + append,
-                '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path]
+                '-kernel', IMAGE, '-append', ('iterations=%d ' % iterations) + append]
         args += list(extra)
         if incoming:
             args += ['-incoming', incoming]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-        PROCESSES.append(self.proc)
-        deadline = time.time() + 20
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX)
-                self.sock.connect(self.qmp_path)
-                break
-            except OSError:
-                if self.proc.poll() is not None:
-                    self.sock = None            # exited at start-up: see output()
-                    return
-                if time.time() > deadline:
-                    raise RuntimeError('%s did not start' % self.name)
-                time.sleep(0.05)
-        self.sock.settimeout(30)
-        self.buf = b''
+        self.vm = QEMUMachine(binary or QEMU, args=args, name=self.name, base_temp_dir=TMP)
+        self.launch_failure = None
+        MACHINES.append(self)
         try:
-            self._read()                              # greeting
-            self.cmd('qmp_capabilities')
+            self.vm.launch()
             # A return path lets a refusing destination fail the migration
             # on the source, which then keeps running (not for file: URIs).
             if return_path:
                 self.cmd('migrate-set-capabilities',
                          capabilities=[{'capability': 'return-path', 'state': True}])
-        except (OSError, RuntimeError):
-            self.proc.wait(20)                        # TimeoutExpired if it lives on
-            self.sock = None                          # exited at start-up
+        except VMLaunchFailure as e:                  # exited at start-up: see output()
+            self.launch_failure = e
+        except Exception:                             # exited right after start-up
+            self.wait_exit(20)
 
     @classmethod
     def destination(cls, uri, **kw):
@@ -113,23 +96,8 @@ class Qemu:
         q.cmd('migrate-incoming', uri=uri)
         return q
 
-    def _read(self):
-        while b'\n' not in self.buf:
-            data = self.sock.recv(65536)
-            if not data:
-                raise RuntimeError('%s closed QMP' % self.name)
-            self.buf += data
-        line, self.buf = self.buf.split(b'\n', 1)
-        return json.loads(line)
-
     def cmd(self, name, **args):
-        self.sock.sendall(json.dumps({'execute': name, 'arguments': args}).encode() + b'\n')
-        while True:
-            msg = self._read()
-            if 'return' in msg:
-                return msg['return']
-            if 'error' in msg:
-                raise RuntimeError('%s: %s: %s' % (self.name, name, msg['error']['desc']))
+        return self.vm.cmd(name, **args)
 
     def migration_status(self, timeout=60):
         deadline = time.time() + timeout
@@ -140,11 +108,14 @@ class Qemu:
             time.sleep(0.02)
         return 'timeout'
 
+    def alive(self):
+        return self.vm.is_running()
+
     def wait_output(self, text, timeout=60):
         """Wait until the guest has printed @text on its debug console."""
         deadline = time.time() + timeout
         while text not in self.debug_output():
-            if time.time() > deadline or self.proc.poll() is not None:
+            if time.time() > deadline or not self.alive():
                 raise RuntimeError('%s: the guest never printed %r' % (self.name, text))
             time.sleep(0.05)
 
@@ -160,28 +131,32 @@ class Qemu:
 
     def debug_output(self):
         try:
-            return open(self.dbg_path).read()
+            with open(self.dbg_path, errors='replace') as f:
+                return f.read()
         except OSError:
             return ''
 
     def output(self):
-        if self.proc.poll() is None:
-            return ''
-        if not hasattr(self, 'out'):
-            self.out = self.proc.stdout.read().decode(errors='replace')
-        return self.out
+        """What QEMU printed, once it has exited."""
+        if self.launch_failure is not None:
+            return self.launch_failure.output or ''
+        return '' if self.alive() else (self.vm.get_log() or '')
 
     def wait_exit(self, timeout):
+        """QEMU's exit status, or None if it had to be killed."""
+        if self.launch_failure is not None:
+            return self.launch_failure.exitcode
         try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+            self.vm.wait(timeout)
+        except AbnormalShutdown:
             return None
+        return self.vm.exitcode()
 
     def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        if self.alive():
+            self.vm.kill()
+        else:
+            self.wait_exit(1)                   # an exited QEMU: collect its output
 
 
 def progress(q):
@@ -228,7 +203,7 @@ def ping_pong():
     try:
         src.wait_output('profiling')
         for i in range(10):
-            if src.proc.poll() is not None:
+            if not src.alive():
                 break
             dst = hand_over(src, 'mig%d' % i, outputs)
             if dst is None:
