@@ -36,12 +36,15 @@ need_cmd() {
 }
 
 # A command that fails outside any check must not end a script silently
-# (set -e would): name it, where it was, and its exit status.  Only the
-# script's own shell reports, not the subshells that inherit the trap.
+# (set -e would): name it, where it was, and its exit status.  A failing
+# command substitution is named by the subshell that ran it (or by its die),
+# so the assignment that receives it is not named a second time.
 set -o errtrace
 on_unexpected_error() {
     local rc=$1 cmd=$2 where=$3
-    [ "$BASHPID" = "$$" ] || exit "$rc"
+    case $cmd in
+    *'$('*) exit "$rc" ;;
+    esac
     echo "qemu-lwp: error: $where: '$cmd' failed (exit status $rc)" >&2
     exit "$rc"
 }

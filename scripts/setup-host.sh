@@ -58,7 +58,7 @@ bookworm_entry() {
                 if (suites ~ / bookworm / && u != "") { print u, s; exit }
             }' $files
     fi
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } |
         sed -e 's/\[[^]]*\]//' | awk '$1=="deb" && $3=="bookworm" { print $2; exit }'
 }
 
