@@ -9,7 +9,9 @@ set -euo pipefail
 
 STAMP_DIR=${QEMU_LWP_CACHE}
 mkdir -p "$STAMP_DIR"
-PKG_STAMP=$STAMP_DIR/host-packages.stamp
+# What was installed is a fact of this machine, not of the download cache
+# (which a bare root shares with its host).
+PKG_STAMP=${QEMU_LWP_PKG_STAMP:-/var/lib/qemu-lwp/packages.stamp}
 PKG_LIST=$QEMU_LWP_ROOT/scripts/debian-packages.list
 [ -f "$PKG_LIST" ] || die "$PKG_LIST is missing"
 
@@ -32,9 +34,22 @@ package_hash() {
     { cat "$PKG_LIST"; echo "kernel $KREL v5"; } | sha256sum | cut -c1-16
 }
 
+# all_installed PACKAGE...: dpkg has every one of them installed.
+all_installed() {
+    local n
+    n=$({ dpkg-query -W -f='${db:Status-Abbrev}\n' "$@" 2>/dev/null || true; } | grep -c '^ii' || true)
+    [ "$n" = "$#" ]
+}
+
+# Nothing to do when every package is installed and this machine's stamp
+# says the list (backports versions included) was installed as it is now.
 KREL=$(debian_kernel_release)
-if [ -n "$KREL" ] && [ "$(cat "$PKG_STAMP" 2>/dev/null)" = "$(package_hash)" ]; then
-    exit 0
+if [ -n "$KREL" ]; then
+    mapfile -t wanted < <(list_packages ""; list_packages bookworm-backports)
+    if all_installed "${wanted[@]}" &&
+       { [ "$(cat "$PKG_STAMP" 2>/dev/null)" = "$(package_hash)" ] || [ "$(id -u)" != 0 ]; }; then
+        exit 0
+    fi
 fi
 
 [ "$(id -u)" = 0 ] || die "setup needs root to install packages (run as root or with sudo)"
@@ -120,4 +135,5 @@ apt-get install -y -qq --no-install-recommends "${main_pkgs[@]}" >"$STAMP_DIR/ap
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${bpo_pkgs[@]}" \
     >>"$STAMP_DIR/apt-install.log" 2>&1 ||
     die_log "$STAMP_DIR/apt-install.log" "apt-get install of the bookworm-backports packages failed$(missing_packages)"
+mkdir -p "$(dirname "$PKG_STAMP")"
 package_hash >"$PKG_STAMP"

@@ -49,7 +49,7 @@ chmod +x "$tmp/bin"/*
 expect_error() {
     local what=$1 pattern=$2 out rc errs
     shift 2
-    out=$(QEMU_LWP_CACHE=$tmp/cache QEMU_LWP_BUILD=$tmp/build PATH=$tmp/bin:$PATH \
+    out=$(QEMU_LWP_CACHE=$tmp/cache QEMU_LWP_BUILD=$tmp/build QEMU_LWP_PKG_STAMP=$tmp/stamp PATH=$tmp/bin:$PATH \
           bash "$@" 2>&1); rc=$?
     errs=$(grep -c '^qemu-lwp: error:' <<<"$out")
     if [ $rc -ne 0 ] && [ "$errs" = 1 ] && grep -q "^qemu-lwp: error: .*$pattern" <<<"$out"; then
