@@ -13,16 +13,8 @@ trap 'rm -rf "$tmp"' EXIT
 # expect NAME PATTERN -- run fetch-qemu.sh in a scratch tree, expect failure
 # and exactly one 'qemu-lwp: error:' line matching PATTERN.
 expect_error() {
-    local what=$1 pattern=$2 out rc
-    out=$(QEMU_LWP_CACHE=$tmp/cache QEMU_LWP_BUILD=$tmp/build PATH=$tmp/bin:$PATH \
-          bash "$tmp/tree/scripts/fetch-qemu.sh" 2>&1); rc=$?
-    local errs
-    errs=$(grep -c '^qemu-lwp: error:' <<<"$out")
-    if [ $rc -ne 0 ] && [ "$errs" = 1 ] && grep -q "^qemu-lwp: error: .*$pattern" <<<"$out"; then
-        report 0 "$what"
-    else
-        report 1 "$what (rc $rc): $out"
-    fi
+    expect_one_error "$1" "$2" env QEMU_LWP_CACHE="$tmp/cache" QEMU_LWP_BUILD="$tmp/build" \
+        PATH="$tmp/bin:$PATH" bash "$tmp/tree/scripts/fetch-qemu.sh"
 }
 
 fresh_tree() {

@@ -44,19 +44,13 @@ exit 1
 STUB
 chmod +x "$tmp/bin"/*
 
-# expect WHAT PATTERN SCRIPT [ARGS] -- SCRIPT must fail with exactly one
-# 'qemu-lwp: error:' line, matching PATTERN.
+# expect_error WHAT PATTERN SCRIPT [ARGS]: SCRIPT, with the stubs, fails
+# naming what failed in one line.
 expect_error() {
-    local what=$1 pattern=$2 out rc errs
+    local what=$1 pattern=$2
     shift 2
-    out=$(QEMU_LWP_CACHE=$tmp/cache QEMU_LWP_BUILD=$tmp/build QEMU_LWP_PKG_STAMP=$tmp/stamp PATH=$tmp/bin:$PATH \
-          bash "$@" 2>&1); rc=$?
-    errs=$(grep -c '^qemu-lwp: error:' <<<"$out")
-    if [ $rc -ne 0 ] && [ "$errs" = 1 ] && grep -q "^qemu-lwp: error: .*$pattern" <<<"$out"; then
-        report 0 "$what"
-    else
-        report 1 "$what (rc $rc): $out"
-    fi
+    expect_one_error "$what" "$pattern" env QEMU_LWP_CACHE="$tmp/cache" QEMU_LWP_BUILD="$tmp/build" \
+        QEMU_LWP_PKG_STAMP="$tmp/stamp" PATH="$tmp/bin:$PATH" bash "$@"
 }
 
 fresh_tree() {
