@@ -44,6 +44,7 @@ SRC=$ROOT/src
 # and ccache hits across clones and worktrees.
 OBJ=$SRC/obj
 LOG=$ROOT/build.log
+CONFIG_LOG=$ROOT/config.log
 JOBS=${LINUX_JOBS:-2}   # the machines have two cores
 export CCACHE_DIR=${CCACHE_DIR:-$QEMU_LWP_CACHE/ccache}
 MAKE=(make -C "$SRC" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc"
@@ -160,9 +161,12 @@ CONFIG_STAMP=$OBJ/.qemu-lwp-config
 want_config=$(cat "$FRAGMENT" "$SERIES_DIR_LINUX/series" "${PATCHES[@]/#/$SERIES_DIR_LINUX/}" | sha256sum | cut -c1-32)
 if [ ! -f "$OBJ/.config" ] || [ "$(cat "$CONFIG_STAMP" 2>/dev/null)" != "$want_config" ]; then
     step "configuring: make tinyconfig + tests/linux/kernel.config"
-    "${MAKE[@]}" -s tinyconfig >"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; die "make tinyconfig failed (see $LOG)"; }
+    # (olddefconfig warns about each option the fragment overrides: expected.)
+    "${MAKE[@]}" -s tinyconfig >"$CONFIG_LOG" 2>&1 ||
+        { tail -n 20 "$CONFIG_LOG" >&2; die "make tinyconfig failed (see $CONFIG_LOG)"; }
     cat "$FRAGMENT" >>"$OBJ/.config"
-    "${MAKE[@]}" -s olddefconfig >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; die "make olddefconfig failed (see $LOG)"; }
+    "${MAKE[@]}" -s olddefconfig >>"$CONFIG_LOG" 2>&1 ||
+        { tail -n 20 "$CONFIG_LOG" >&2; die "make olddefconfig failed (see $CONFIG_LOG)"; }
     # Every option of the fragment must have survived olddefconfig.
     missing=
     while IFS= read -r opt; do
@@ -177,7 +181,7 @@ fi
 
 # --- build ----------------------------------------------------------------------------
 step "building bzImage (make -j$JOBS, CC=\"ccache gcc\", log: $LOG)"
-if ! "${MAKE[@]}" -j"$JOBS" bzImage >>"$LOG" 2>&1; then
+if ! "${MAKE[@]}" -j"$JOBS" bzImage >"$LOG" 2>&1; then
     grep -E 'error|Error' "$LOG" | head -n 40 >&2 || true
     tail -n 20 "$LOG" >&2
     die "kernel build failed (see $LOG)"

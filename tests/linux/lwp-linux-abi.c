@@ -309,7 +309,8 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
         lwp->lwpcb_addr = 0x8000000000000000ull;
         break;
     case FRAME_RING_PAST_TOP:
-        lwp->buffer_base = 0x00007ffffffff000ull;
+        /* The last page of 5-level user space (57-bit linear addresses). */
+        lwp->buffer_base = 0x00fffffffffff000ull;
         lwp->buffer_size = 0x100000;
         break;
     }
@@ -318,7 +319,7 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
 static const char *const bad_frame_name[] = {
     "a reserved byte", "reserved Flags bit 0", "BufferSize bits 31:28",
     "LWPCBAddress in the kernel", "BufferBase in the kernel",
-    "a non-canonical LWPCBAddress", "a ring crossing the top of user space",
+    "a non-canonical LWPCBAddress", "a ring crossing the top of user space (even with LA57)",
 };
 
 static void test_signals(void)

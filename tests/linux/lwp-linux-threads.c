@@ -19,7 +19,8 @@
  *   p8: llwpcb %r8              disable (r8 = 0)
  *
  * A thread's counted instructions form a fixed stream of OUTER * (3 * INNER
- * + 5) instructions.  With interval I, LWP stores a record every I + 1 of
+ * + 4) instructions: SYSCALL leaves CPL 3 and does not retire there, so it
+ * is not counted, nor is LLWPCB (docs/lwp-events.rst).  With interval I, LWP stores a record every I + 1 of
  * them (spec 2.2), so record k must name instruction k * (I + 1) + d of the
  * stream, for one small offset d that LLWPCB's boundary fixes, and there
  * must be exactly as many records as the stream holds periods.  A record
@@ -183,10 +184,14 @@ static int pos_index(const struct thr *t, uint64_t ip, int *owner)
     return -1;
 }
 
+/* The instructions counted per outer iteration: p0, INNER * p1-p3, p4, p6, p7 */
+#define STREAM_PERIOD (3 * inner + 4)
+
 /* The position (p0..p7) of counted instruction m (0-based) of the stream. */
 static int stream_pos(uint64_t m)
 {
-    uint64_t c = 3 * inner + 5, r = m % c;
+    static const int tail[] = { 4, 6, 7 };  /* p5, SYSCALL, is not counted */
+    uint64_t r = m % STREAM_PERIOD;
 
     if (r == 0) {
         return 0;
@@ -194,14 +199,14 @@ static int stream_pos(uint64_t m)
     if (r <= 3 * inner) {
         return 1 + (int)((r - 1) % 3);
     }
-    return 4 + (int)(r - 3 * inner - 1);
+    return tail[r - 3 * inner - 1];
 }
 
 static void check_thread(struct thr *t, unsigned *all_ok)
 {
-    uint64_t period = interval + 1, total = outer * (3 * inner + 5);
+    uint64_t period = interval + 1, total = outer * STREAM_PERIOD;
     unsigned own = 0, foreign = 0, bad_event = 0, bad_core = 0;
-    int fit = 0, d;
+    int fit = 0, d = 0;
 
     for (unsigned k = 0; k < t->nrec && k < t->cap; k++) {
         int owner;
@@ -215,9 +220,15 @@ static void check_thread(struct thr *t, unsigned *all_ok)
             t->coreid_changes++;
         }
     }
-    /* One offset d must explain every record. */
-    for (d = -4; d <= 4 && !fit; d++) {
+    /*
+     * One offset d must explain every record.  The architecture gives d = 0
+     * (the counter starts at I and a record is stored for the event that
+     * makes it negative); the closest offset that fits is taken.
+     */
+    for (int i = 0; i <= 8 && !fit; i++) {
         int ok = t->nrec <= t->cap && t->nrec > 0;
+
+        d = i % 2 ? -(i + 1) / 2 : i / 2;
 
         for (unsigned k = 0; k < t->nrec && ok; k++) {
             int64_t m = (int64_t)((k + 1) * period) + d - 1;
@@ -237,7 +248,6 @@ static void check_thread(struct thr *t, unsigned *all_ok)
             }
         }
     }
-    d--;
     if (fit != 1 && getenv("LWP_DEBUG")) {
         for (unsigned k = 0; k < t->nrec && k < 12; k++) {
             int owner;
@@ -297,7 +307,7 @@ int main(int argc, char **argv)
         t->id = i;
         t->ncpu = ncpu;
         t->cpu_next = (i + 1) % ncpu;
-        t->cap = outer * (3 * inner + 5) / (interval + 1) + 64;
+        t->cap = outer * STREAM_PERIOD / (interval + 1) + 64;
         t->rec = calloc(t->cap, sizeof(*t->rec));
         pthread_create(&tid[i], NULL, thread_main, t);
     }
