@@ -11,6 +11,7 @@
  *  - a signal handler starts with LWP disabled, the frame holds the LWP
  *    state, sigreturn restores it (also when the handler edits it validly),
  *    and a crafted LWP component makes sigreturn raise SIGSEGV;
+ *  - ptrace reads the component and writes it under the same rules;
  *  - LLWPCB on bad LWPCBs and a ring on read-only or unmapped pages give
  *    SIGSEGV with the faulting address.
  * Expected values come from the LWP specification and the documented ABI.
@@ -23,8 +24,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <x86intrin.h>
@@ -383,6 +387,51 @@ static void test_signals(void)
     signal(SIGUSR1, SIG_DFL);
 }
 
+/* ---- ptrace ------------------------------------------------------------------------ */
+
+/*
+ * A tracer reads the LWP component with PTRACE_GETREGSET(NT_X86_XSTATE) and
+ * may write it back edited; the kernel applies sigreturn's rules.
+ */
+static void test_ptrace(void)
+{
+    static uint8_t xs[8192] __attribute__((aligned(64)));
+    struct iovec iov = { .iov_base = xs, .iov_len = sizeof(xs) };
+    struct lwp_xstate *lwp = (struct lwp_xstate *)(xs + LWP_XSTATE_OFFSET);
+    int status, got, bad, good;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        setup_cb(&cb, ring, sizeof(ring), 0, 0);
+        llwpcb(&cb);
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        raise(SIGSTOP);
+        /* The tracer set LWPCBAddress 0: LWP is off now. */
+        _exit(slwpcb() == NULL ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    got = ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &iov) == 0 &&
+          (*(uint64_t *)(xs + XSTATE_BV_OFFSET) & XFEATURE_MASK_LWP) &&
+          lwp->lwpcb_addr == (uintptr_t)&cb && lwp->buffer_base == (uintptr_t)ring;
+    report(got, "PTRACE_GETREGSET NT_X86_XSTATE: the tracee's LWP state at 340h");
+
+    lwp->reserved[3] = 0xff;
+    errno = 0;
+    bad = ptrace(PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE, &iov) == -1 && errno == EINVAL;
+    report(bad, "PTRACE_SETREGSET with a reserved byte set in the LWP component: EINVAL");
+    lwp->reserved[3] = 0;
+    lwp->lwpcb_addr = 0xffffffff81000000ull;
+    errno = 0;
+    bad = ptrace(PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE, &iov) == -1 && errno == EINVAL;
+    report(bad, "PTRACE_SETREGSET with a kernel LWPCBAddress: EINVAL");
+    lwp->lwpcb_addr = 0;
+    good = ptrace(PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE, &iov) == 0;
+    ptrace(PTRACE_CONT, pid, NULL, NULL);
+    waitpid(pid, &status, 0);
+    report(good && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "PTRACE_SETREGSET with LWPCBAddress 0: accepted, the tracee runs with LWP off");
+}
+
 /* ---- faults ------------------------------------------------------------------------ */
 
 static volatile uintptr_t fault_lo, fault_hi;
@@ -494,6 +543,7 @@ int main(int argc, char **argv)
     test_sigio();
     test_new_tasks();
     test_signals();
+    test_ptrace();
     test_faults();
     return report_summary("lwp-linux-abi");
 }

@@ -46,6 +46,8 @@ def main():
     ap.add_argument('--msvc-expected', help='expected output of the MSVC sample')
     ap.add_argument('--timeout', type=float, default=600)
     ap.add_argument('--show', action='store_true', help='echo the whole console')
+    ap.add_argument('--echo', action='store_true',
+                    help="echo everything the guest's programs print")
     args = ap.parse_args()
 
     cmd = [args.qemu, '-accel', args.accel, '-cpu', args.cpu, '-smp', str(args.smp),
@@ -103,7 +105,8 @@ def main():
                 break
         body = lines[i + 1:end if end is not None else len(lines)]
         for ln in body:
-            if ln.startswith(('PASS: ', 'FAIL: ', 'note: ', 'SUMMARY: ', 'THREAD-ISOLATION:')):
+            if args.echo or ln.startswith(('PASS: ', 'FAIL: ', 'note: ', 'SUMMARY: ',
+                                           'THREAD-ISOLATION:')):
                 print('  %s| %s' % (name, ln), flush=True)
         rc = lines[end].split('rc=')[1] if end is not None else None
         fails = [ln for ln in body if ln.startswith('FAIL: ')]
