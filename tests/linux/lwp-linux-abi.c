@@ -252,6 +252,7 @@ enum frame_action {
     FRAME_DISABLE,          /* LWPCBAddress 0: valid, LWP off after sigreturn */
     FRAME_CLEAR_BV,         /* XSTATE_BV[62] clear: valid, LWP off */
     FRAME_OTHER_RING,       /* a valid other LWPCB and ring */
+    FRAME_HANDLER_SESSION,  /* the handler profiles itself into cb2 */
     FRAME_BAD = 16,
     FRAME_RESERVED = FRAME_BAD, /* a reserved byte set */
     FRAME_FLAGS_BIT0,       /* reserved Flags bit 0 */
@@ -279,6 +280,11 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
     (void)si;
     in_handler_cb = (uintptr_t)slwpcb();
     frame_bv = *bv;
+    if (frame_action == FRAME_HANDLER_SESSION) {
+        llwpcb(&cb2);
+        __lwpins32(7, 8, 9);
+        in_handler_cb = (uintptr_t)slwpcb();  /* also flushes cb2's head */
+    }
     memcpy(&frame_lwp, lwp, sizeof(frame_lwp));
     switch (frame_action) {
     case FRAME_DISABLE:
@@ -367,6 +373,20 @@ static void test_signals(void)
     llwpcb(0);
     report(now == &cb2 && cb2.head == LWP_RECORD && ring2[0].event_id == 255 &&
            cb.head == 0, "a valid LWP state written into the frame is what sigreturn loads");
+
+    setup_cb(&cb, ring, sizeof(ring), 0, 0);
+    setup_cb(&cb2, ring2, sizeof(ring2), 0, 0);
+    llwpcb(&cb);
+    frame_action = FRAME_HANDLER_SESSION;
+    raise(SIGUSR1);
+    now = slwpcb();
+    __lwpins32(1, 2, 3);
+    llwpcb(0);
+    report(in_handler_cb == (uintptr_t)&cb2 && cb2.head == LWP_RECORD &&
+           ring2[0].event_id == 255 && ring2[0].data1 == 8,
+           "a handler can profile itself with its own LWPCB");
+    report(now == &cb && cb.head == LWP_RECORD && cb2.head == LWP_RECORD,
+           "sigreturn ends the handler's session and resumes the interrupted one");
 
     for (int a = FRAME_BAD; a < FRAME_END; a++) {
         int status;
