@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the Linux guest of the `linux` suite (tests/linux/make-initramfs.sh
 # packs it with busybox and the test programs; tests/linux/run_linux.py boots

@@ -10,10 +10,14 @@ set -eu
 out=$1 gen=$2 init=$3
 shift 3
 busybox=/bin/busybox
-[ -x "$busybox" ] && "$busybox" --list >/dev/null 2>&1 ||
-    { echo "make-initramfs: $busybox missing (package busybox-static)" >&2; exit 1; }
-file "$busybox" 2>/dev/null | grep -q 'dynamically linked' &&
-    { echo "make-initramfs: $busybox is not static (install busybox-static)" >&2; exit 1; }
+if ! [ -x "$busybox" ] || ! "$busybox" --list >/dev/null 2>&1; then
+    echo "make-initramfs: $busybox missing (package busybox-static)" >&2
+    exit 1
+fi
+if ldd "$busybox" >/dev/null 2>&1; then
+    echo "make-initramfs: $busybox is not static (install busybox-static)" >&2
+    exit 1
+fi
 [ -x "$gen" ] || { echo "make-initramfs: $gen missing (build the kernel first)" >&2; exit 1; }
 list=$out.list
 {
