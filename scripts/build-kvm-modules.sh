@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Build kvm.ko and kvm-amd.ko with the LWP passthrough series of
-# patches/linux/ for Debian bookworm's kernel, out of tree: only
+# Build kvm.ko and kvm-amd.ko with the LWP passthrough patches of
+# patches/linux/series (the KVM part: the patches that touch only
+# arch/x86/kvm and virt/kvm) for Debian bookworm's kernel, out of tree: only
 # arch/x86/kvm and virt/kvm are taken from linux-source-6.1, and the rest
 # (headers, .config, Module.symvers, kbuild) from the linux-headers package of
 # the kernel the modules are for.  No kernel build is needed.
@@ -32,7 +33,7 @@ FORCE=0
 for arg in "$@"; do
     case $arg in
     --force) FORCE=1 ;;
-    -h | --help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
     esac
 done
@@ -120,10 +121,22 @@ series_patches() {
 
 [ -f "$LINUX_SERIES_DIR/series" ] || die "$LINUX_SERIES_DIR/series missing"
 [ -f "$KBUILD_FILE" ] || die "$KBUILD_FILE missing"
-mapfile -t PATCHES < <(series_patches)
-for p in "${PATCHES[@]}"; do
+mapfile -t ALL_PATCHES < <(series_patches)
+# The series holds the x86 core patches (the kernel's own LWP support) before
+# the KVM ones; the modules take only the patches that touch nothing outside
+# arch/x86/kvm and virt/kvm.  A patch touching both would be a layout error.
+PATCHES=()
+for p in "${ALL_PATCHES[@]}"; do
     [ -f "$LINUX_SERIES_DIR/$p" ] || die "patches/linux/series names $p, which does not exist"
+    files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$LINUX_SERIES_DIR/$p")
+    outside=$(printf '%s\n' "$files" | grep -v -E '^(arch/x86/kvm|virt/kvm)/' || true)
+    if [ -z "$outside" ]; then
+        PATCHES+=("$p")
+    elif [ "$(printf '%s\n' "$files" | grep -c -E '^(arch/x86/kvm|virt/kvm)/')" != 0 ]; then
+        die "patch $p touches both KVM (arch/x86/kvm, virt/kvm) and other files"
+    fi
 done
+[ "${#PATCHES[@]}" -gt 0 ] || die "patches/linux/series has no KVM patches"
 
 OUT=$QEMU_LWP_BUILD/kvm-modules/$REL
 STAMP=$OUT/.qemu-lwp-stamp
@@ -131,7 +144,7 @@ LOG=$QEMU_LWP_BUILD/kvm-modules/build-$REL.log
 want_stamp=$(
     {
         echo "release $REL headers $hdr_ver source $src_ver jobs $JOBS"
-        cat "$LINUX_SERIES_DIR/series" "$KBUILD_FILE"
+        printf '%s\n' "${PATCHES[@]}"; cat "$KBUILD_FILE"
         for p in "${PATCHES[@]}"; do cat "$LINUX_SERIES_DIR/$p"; done
     } | sha256sum | cut -c1-32
 )
@@ -163,7 +176,7 @@ if [ ! -d "$PRISTINE" ] || [ "$(cat "$PRISTINE_STAMP" 2>/dev/null)" != "$SRC_PKG
     echo "$SRC_PKG $src_ver" >"$PRISTINE_STAMP"
 fi
 
-step "applying patches/linux/series (${#PATCHES[@]} patches, no fuzz)"
+step "applying the KVM patches of patches/linux/series (${#PATCHES[@]} of ${#ALL_PATCHES[@]}, no fuzz)"
 rm -rf "$PATCHED.tmp"
 cp -a "$PRISTINE" "$PATCHED.tmp"
 for p in "${PATCHES[@]}"; do

@@ -1,0 +1,49 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# /init of the Linux guest of the `linux` suite (tests/linux/make-initramfs.sh
+# packs it with busybox and the test programs; tests/linux/run_linux.py boots
+# it and reads the serial console).
+#
+# Kernel command line:
+#   lwptests=a,b,...   programs of /tests to run, in order; arguments after
+#                      colons: threads:4:1500 runs 'lwp-linux-threads 4 1500'
+#                      (names without the lwp-linux- prefix; msvc is
+#                      lwp-msvc-port, whose output the harness compares)
+#
+# Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
+# '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+echo "@@UP $(cut -d' ' -f1 /proc/uptime)"
+
+TESTS=
+for w in $(cat /proc/cmdline); do
+    case $w in
+    lwptests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
+    esac
+done
+
+for t in $TESTS; do
+    name=${t%%:*}
+    args=
+    [ "$name" = "$t" ] || args=$(echo "${t#*:}" | tr : ' ')
+    case $name in
+    msvc) prog=/tests/lwp-msvc-port;;
+    *) prog=/tests/lwp-linux-$name;;
+    esac
+    echo "@@RUN $name"
+    # shellcheck disable=SC2086 # args are words
+    $prog $args
+    echo "@@END $name rc=$?"
+done
+
+echo "@@DMESG-LWP"
+dmesg | grep -E "x86/fpu|x86/lwp"
+grep -E "^ *LWP:" /proc/interrupts
+echo "@@DONE $(cut -d' ' -f1 /proc/uptime)"
+poweroff -f
