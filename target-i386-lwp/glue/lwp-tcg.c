@@ -86,6 +86,26 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
 }
 
 /*
+ * One write of the model (probed writable): straight into host memory when
+ * it lies in one page of plain RAM (a record, the common case), else byte
+ * by byte through QEMU's store path (MMIO, watchpoints, a page boundary).
+ */
+static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
+{
+    void *host;
+
+    if (w->len && -(w->addr | TARGET_PAGE_MASK) >= w->len &&
+        probe_access_flags(m->env, w->addr, w->len, MMU_DATA_STORE,
+                           m->mmu_idx, true, &host, m->ra) == 0 && host) {
+        memcpy(host, w->data, w->len);
+        return;
+    }
+    for (uint32_t j = 0; j < w->len; j++) {
+        cpu_stb_mmuidx_ra(m->env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
+    }
+}
+
+/*
  * Carry out what the model decided: raise its fault, or perform its writes
  * and signal the threshold interrupt.  Returns only on success.
  */
@@ -108,10 +128,7 @@ static void lwp_complete(LwpGuestMem *m, const LwpOutcome *out)
         cpu_loop_exit_restore(env_cpu(env), m->ra);
     }
     for (uint32_t i = 0; i < out->nwrites; i++) {
-        const LwpWrite *w = &out->writes[i];
-        for (uint32_t j = 0; j < w->len; j++) {
-            cpu_stb_mmuidx_ra(env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
-        }
+        lwp_store_bytes(m, &out->writes[i]);
     }
     if (out->interrupt) {
         trace_lwp_threshold_interrupt(LWP_CFG_VECTOR(env->lwp_cfg));
@@ -319,6 +336,20 @@ static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
 #endif
 }
 
+/* Give back what a TB's fast path charged before it took the slow path. */
+static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    if (t->tb_flags & HF_LWP_IRE_MASK) {
+        env->lwp.counter[LWP_EVENT_IRE] += LWP_TB_INFO_CHARGED(info);
+    }
+    if (t->tb_flags & HF_LWP_BRE_MASK) {
+        env->lwp.counter[LWP_EVENT_BRE] +=
+            t->branch_weight[LWP_TB_INFO_BRANCH(info)];
+    }
+}
+
 void helper_lwp_tb_slow(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
@@ -329,6 +360,9 @@ void helper_lwp_tb_slow(CPUX86State *env)
     uint32_t split;
     LWP_GUEST(env, mem, cpu, 0);
 
+    if (info & LWP_TB_INFO_PRECHARGED) {
+        lwp_tb_give_back_charge(env, info);
+    }
     t->gathering = 0;
     t->tb_uncharged = 0;
     /*

@@ -10,6 +10,8 @@ typedef struct QemuLwpDisas {
     TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
     TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
     TCGOp *info_op;           /* st_i64 of the slow path's TB description */
+    TCGLabel *slow;           /* the slow path, after the TB's exits */
+    TCGLabel *resume;         /* where the slow path rejoins the TB */
     uint32_t charged;         /* leading instructions charged at TB start */
     uint32_t last_off;        /* pc of the last instruction - pc_first */
     vaddr insn_pc;            /* pc of the instruction being translated */
