@@ -382,7 +382,23 @@ void helper_lwp_tb_slow(CPUX86State *env)
     tb.charged = LWP_TB_INFO_CHARGED(info);
     tb.branch = LWP_TB_INFO_BRANCH(info);
     tb.single = LWP_TB_INFO_SINGLE(info);
-    action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
+    if (tb.single) {
+        /*
+         * A TB cut to length counts each instruction when it retires.
+         * Under -icount a record (and its threshold interrupt) may only
+         * be stored by the TB's last instruction: cut again if a counter
+         * crosses zero before it.
+         */
+        LwpState probe = env->lwp;
+
+        action = LWP_TB_SKIP;
+        if ((curr_cflags(cs) & CF_USE_ICOUNT) &&
+            lwp_tb_plan(&probe, cpu.caps, &tb, &split) == LWP_TB_SPLIT) {
+            action = LWP_TB_SPLIT;
+        }
+    } else {
+        action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
+    }
     if (action != LWP_TB_SPLIT) {
         lwp_icount_give_back(cs, tb.icount, false);
     }
@@ -397,6 +413,16 @@ void helper_lwp_tb_slow(CPUX86State *env)
         t->insn_ip = tb.last_ip;
         break;
     case LWP_TB_SPLIT:
+        if (!(t->tb_flags & HF_LWP_IPF_MASK) &&
+            !(curr_cflags(cs) & CF_USE_ICOUNT)) {
+            /*
+             * Cut to its own length: one translation per TB, reused, that
+             * stores the record when the crossing instruction retires.
+             * Under -icount a helper may raise the threshold interrupt
+             * only at the end of a TB: cut after the crossing instruction.
+             */
+            split = tb.icount;
+        }
         trace_lwp_tb_split(env->eip, split);
         cs->cflags_next_tb = (curr_cflags(cs) & ~CF_COUNT_MASK) | split;
         cpu_loop_exit_noexc(cs);

@@ -20,7 +20,8 @@ typedef struct QemuLwpDisas {
     uint8_t len;              /* its length */
     bool rep;                 /* it is a REP string instruction */
     bool exit_taken;          /* the exit being generated follows a taken branch */
-    bool single;              /* cut to length: its last insn may gather */
+    bool single;              /* cut to length: counted insn by insn */
+    bool stepped;             /* this instruction was counted after its code */
 } QemuLwpDisas;
 
 struct DisasContext;
