@@ -17,6 +17,7 @@
  * thread starts with LWP disabled (spec 8.4).
  */
 #include <cpuid.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ static struct lwpcb cb;
 static uint8_t *ring;
 static unsigned long ring_bytes;
 static unsigned event, interval;
+/* stderr as it was at start: a program may close fd 2 before exiting (xz). */
+static int report_fd = -1;
 
 static void fail(const char *why)
 {
@@ -54,6 +57,7 @@ __attribute__((constructor)) static void lwp_preload_start(void)
         fail("QEMU_LWP_BENCH must be EVENT:INTERVAL:RING_BYTES, EVENT 2 or 3");
     }
     ring_bytes &= ~4095ul;
+    report_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
     __cpuid(0x80000000u, a, b, c, d);
     if (a < 0x8000001Cu) {
         fail("no CPUID leaf 8000_001C");
@@ -97,6 +101,6 @@ __attribute__((destructor)) static void lwp_preload_stop(void)
         bad += ring[i * RECORD_SIZE] != event;
     }
     __llwpcb(0);
-    fprintf(stderr, "lwp-preload: event %u interval %u records %lu missed %llu bad %lu\n",
+    dprintf(report_fd, "lwp-preload: event %u interval %u records %lu missed %llu bad %lu\n",
             event, interval, records, (unsigned long long)cb.missed, bad);
 }

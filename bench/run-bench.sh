@@ -38,6 +38,12 @@ gcc -O2 -mlwp -mgeneral-regs-only -fno-pie -no-pie -static -Wall -Wextra \
     -o "$out/workload-user" "$here/workload-user.c" ||
     die "building bench/workload-user.c failed"
 
+# The same loop, dynamically linked, for the real-programs part: LWP is
+# switched on in it by the preload library, like in the other programs.
+gcc -O2 -mlwp -mgeneral-regs-only -Wall -Wextra \
+    -o "$out/workload-user-dyn" "$here/workload-user.c" ||
+    die "building bench/workload-user.c (dynamic) failed"
+
 # The preload library that switches LWP on in an unmodified program.
 gcc -O2 -mlwp -shared -fPIC -Wall -Wextra -o "$out/lwp-preload.so" \
     "$here/lwp-preload.c" ||

@@ -22,11 +22,13 @@ typedef struct QemuLwpDisas {
     bool exit_taken;          /* the exit being generated follows a taken branch */
     bool single;              /* cut to length: counted insn by insn */
     bool stepped;             /* this instruction was counted after its code */
+    bool goto_ptr;            /* LWP alone turned jmp_opt off */
 } QemuLwpDisas;
 
 struct DisasContext;
 static void lwp_tr_retire(struct DisasContext *s);
 static void lwp_tr_uncounted(struct DisasContext *s);
 static void lwp_tr_jump_exit(struct DisasContext *s, int tb_num);
+static bool lwp_tr_may_goto_ptr(struct DisasContext *s);
 
 #endif
