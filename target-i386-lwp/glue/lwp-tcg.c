@@ -306,7 +306,8 @@ static void lwp_step_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu,
 {
     CPUX86State *env = m->env;
     LwpState next = env->lwp;
-    LwpOutcome out;
+    /* Large, and filled by the step: not zeroed on every record. */
+    LwpOutcome out __attribute__((uninitialized));
 
     step(&next, cpu, ops, &out);
     lwp_complete(m, &out);
@@ -391,7 +392,8 @@ void helper_lwp_tb_slow(CPUX86State *env)
          */
         LwpState probe = env->lwp;
 
-        action = LWP_TB_SKIP;
+        /* Nothing to charge ahead (its unwind data give nothing back). */
+        action = LWP_TB_CHARGE;
         if ((curr_cflags(cs) & CF_USE_ICOUNT) &&
             lwp_tb_plan(&probe, cpu.caps, &tb, &split) == LWP_TB_SPLIT) {
             action = LWP_TB_SPLIT;
