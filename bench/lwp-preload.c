@@ -101,6 +101,7 @@ __attribute__((destructor)) static void lwp_preload_stop(void)
         bad += ring[i * RECORD_SIZE] != event;
     }
     __llwpcb(0);
-    dprintf(report_fd, "lwp-preload: event %u interval %u records %lu missed %llu bad %lu\n",
+    dprintf(report_fd,
+            "lwp-preload: event %u interval %u records %lu missed %llu bad %lu\n",
             event, interval, records, (unsigned long long)cb.missed, bad);
 }
