@@ -9,7 +9,9 @@
 # QEMU, ours with LWP unused, instructions retired at intervals 65535 and
 # 255, branches retired, QEMU's inline instruction-counting plugin, LWPVAL in
 # the hot loop - interleaved, N times each (default 5, --quick 2), and prints
-# the median wall times and the ratios with their targets.  It does not build
+# the CPU times and the ratios with their targets; then it times Debian's
+# xz, bzip2 and python3 (real programs) under linux-user, LWP switched on by
+# a preload library (bench/lwp-preload.c).  It does not build
 # QEMU: build/qemu/ must hold a build (scripts/run.sh does that).
 # See docs/lwp-bench.rst.
 set -eu
@@ -35,6 +37,20 @@ command -v python3 >/dev/null || die "python3 is missing"
 gcc -O2 -mlwp -mgeneral-regs-only -fno-pie -no-pie -static -Wall -Wextra \
     -o "$out/workload-user" "$here/workload-user.c" ||
     die "building bench/workload-user.c failed"
+
+# The same loop, dynamically linked, for the real-programs part: LWP is
+# switched on in it by the preload library, like in the other programs.
+gcc -O2 -mlwp -mgeneral-regs-only -Wall -Wextra \
+    -o "$out/workload-user-dyn" "$here/workload-user.c" ||
+    die "building bench/workload-user.c (dynamic) failed"
+
+# The preload library that switches LWP on in an unmodified program.
+gcc -O2 -mlwp -shared -fPIC -Wall -Wextra -o "$out/lwp-preload.so" \
+    "$here/lwp-preload.c" ||
+    die "building bench/lwp-preload.c failed"
+for prog in /usr/bin/xz /usr/bin/bzip2 /usr/bin/python3; do
+    [ -x "$prog" ] || die "$prog is missing (apt-get install xz-utils bzip2 python3)"
+done
 
 # The system guest, with the flags of tests/guest/meson.build (64-bit mode),
 # converted to ELF32 for QEMU's multiboot loader.

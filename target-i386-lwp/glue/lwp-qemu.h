@@ -27,6 +27,8 @@
 #define LWP_TB_INFO_SINGLE(i)    ((uint32_t)((i) >> 22) & 1)
 #define LWP_TB_INFO_CSIZE(i)     ((uint32_t)((i) >> 23) & 3)
 #define LWP_TB_INFO_LAST_OFF(i)  ((uint32_t)((i) >> 32))
+/* The TB's fast path charged it before branching to the slow path. */
+#define LWP_TB_INFO_PRECHARGED   (1ull << 25)
 /* ... what helper_lwp_retire learns of its instruction ... */
 #define LWP_RETIRE_LEN(info)     ((info) & 0xff)
 #define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)

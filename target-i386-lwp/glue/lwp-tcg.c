@@ -86,6 +86,26 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
 }
 
 /*
+ * One write of the model (probed writable): straight into host memory when
+ * it lies in one page of plain RAM (a record, the common case), else byte
+ * by byte through QEMU's store path (MMIO, watchpoints, a page boundary).
+ */
+static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
+{
+    void *host;
+
+    if (w->len && -(w->addr | TARGET_PAGE_MASK) >= w->len &&
+        probe_access_flags(m->env, w->addr, w->len, MMU_DATA_STORE,
+                           m->mmu_idx, true, &host, m->ra) == 0 && host) {
+        memcpy(host, w->data, w->len);
+        return;
+    }
+    for (uint32_t j = 0; j < w->len; j++) {
+        cpu_stb_mmuidx_ra(m->env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
+    }
+}
+
+/*
  * Carry out what the model decided: raise its fault, or perform its writes
  * and signal the threshold interrupt.  Returns only on success.
  */
@@ -108,10 +128,7 @@ static void lwp_complete(LwpGuestMem *m, const LwpOutcome *out)
         cpu_loop_exit_restore(env_cpu(env), m->ra);
     }
     for (uint32_t i = 0; i < out->nwrites; i++) {
-        const LwpWrite *w = &out->writes[i];
-        for (uint32_t j = 0; j < w->len; j++) {
-            cpu_stb_mmuidx_ra(env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
-        }
+        lwp_store_bytes(m, &out->writes[i]);
     }
     if (out->interrupt) {
         trace_lwp_threshold_interrupt(LWP_CFG_VECTOR(env->lwp_cfg));
@@ -289,7 +306,8 @@ static void lwp_step_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu,
 {
     CPUX86State *env = m->env;
     LwpState next = env->lwp;
-    LwpOutcome out;
+    /* Large, and filled by the step: not zeroed on every record. */
+    LwpOutcome out __attribute__((uninitialized));
 
     step(&next, cpu, ops, &out);
     lwp_complete(m, &out);
@@ -319,6 +337,20 @@ static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
 #endif
 }
 
+/* Give back what a TB's fast path charged before it took the slow path. */
+static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    if (t->tb_flags & HF_LWP_IRE_MASK) {
+        env->lwp.counter[LWP_EVENT_IRE] += LWP_TB_INFO_CHARGED(info);
+    }
+    if (t->tb_flags & HF_LWP_BRE_MASK) {
+        env->lwp.counter[LWP_EVENT_BRE] +=
+            t->branch_weight[LWP_TB_INFO_BRANCH(info)];
+    }
+}
+
 void helper_lwp_tb_slow(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
@@ -329,6 +361,9 @@ void helper_lwp_tb_slow(CPUX86State *env)
     uint32_t split;
     LWP_GUEST(env, mem, cpu, 0);
 
+    if (info & LWP_TB_INFO_PRECHARGED) {
+        lwp_tb_give_back_charge(env, info);
+    }
     t->gathering = 0;
     t->tb_uncharged = 0;
     /*
@@ -348,7 +383,24 @@ void helper_lwp_tb_slow(CPUX86State *env)
     tb.charged = LWP_TB_INFO_CHARGED(info);
     tb.branch = LWP_TB_INFO_BRANCH(info);
     tb.single = LWP_TB_INFO_SINGLE(info);
-    action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
+    if (tb.single) {
+        /*
+         * A TB cut to length counts each instruction when it retires.
+         * Under -icount a record (and its threshold interrupt) may only
+         * be stored by the TB's last instruction: cut again if a counter
+         * crosses zero before it.
+         */
+        LwpState probe = env->lwp;
+
+        /* Nothing to charge ahead (its unwind data give nothing back). */
+        action = LWP_TB_CHARGE;
+        if ((curr_cflags(cs) & CF_USE_ICOUNT) &&
+            lwp_tb_plan(&probe, cpu.caps, &tb, &split) == LWP_TB_SPLIT) {
+            action = LWP_TB_SPLIT;
+        }
+    } else {
+        action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
+    }
     if (action != LWP_TB_SPLIT) {
         lwp_icount_give_back(cs, tb.icount, false);
     }
@@ -363,6 +415,16 @@ void helper_lwp_tb_slow(CPUX86State *env)
         t->insn_ip = tb.last_ip;
         break;
     case LWP_TB_SPLIT:
+        if (!(t->tb_flags & HF_LWP_IPF_MASK) &&
+            !(curr_cflags(cs) & CF_USE_ICOUNT)) {
+            /*
+             * Cut to its own length: one translation per TB, reused, that
+             * stores the record when the crossing instruction retires.
+             * Under -icount a helper may raise the threshold interrupt
+             * only at the end of a TB: cut after the crossing instruction.
+             */
+            split = tb.icount;
+        }
         trace_lwp_tb_split(env->eip, split);
         cs->cflags_next_tb = (curr_cflags(cs) & ~CF_COUNT_MASK) | split;
         cpu_loop_exit_noexc(cs);

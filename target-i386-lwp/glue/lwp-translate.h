@@ -10,6 +10,8 @@ typedef struct QemuLwpDisas {
     TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
     TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
     TCGOp *info_op;           /* st_i64 of the slow path's TB description */
+    TCGLabel *slow;           /* the slow path, after the TB's exits */
+    TCGLabel *resume;         /* where the slow path rejoins the TB */
     uint32_t charged;         /* leading instructions charged at TB start */
     uint32_t last_off;        /* pc of the last instruction - pc_first */
     vaddr insn_pc;            /* pc of the instruction being translated */
@@ -18,12 +20,15 @@ typedef struct QemuLwpDisas {
     uint8_t len;              /* its length */
     bool rep;                 /* it is a REP string instruction */
     bool exit_taken;          /* the exit being generated follows a taken branch */
-    bool single;              /* cut to length: its last insn may gather */
+    bool single;              /* cut to length: counted insn by insn */
+    bool stepped;             /* this instruction was counted after its code */
+    bool goto_ptr;            /* LWP alone turned jmp_opt off */
 } QemuLwpDisas;
 
 struct DisasContext;
 static void lwp_tr_retire(struct DisasContext *s);
 static void lwp_tr_uncounted(struct DisasContext *s);
 static void lwp_tr_jump_exit(struct DisasContext *s, int tb_num);
+static bool lwp_tr_may_goto_ptr(struct DisasContext *s);
 
 #endif
