@@ -230,7 +230,7 @@ bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         if (!lwp_cfg_write_ok(caps, val)) {
             return false;
         }
-        env->lwp_cfg = val;
+        env->lwp_cfg = lwp_cfg_written(env->lwp_cfg, val);
         return true;
     }
     if (!lwp_cbaddr_write(&env->lwp, val)) {

@@ -169,6 +169,8 @@ static int lwp_state_post_load(void *opaque, int version_id)
         error_report("cpu/lwp: refusing incoming LWP state: %s", bad);
         return -EINVAL;
     }
+    /* Bit 0 is write-ignored: as the guest's WRMSR would have left it. */
+    cpu->env.lwp_cfg = lwp_cfg_written(0, cpu->env.lwp_cfg);
     x86_lwp_state_changed(&cpu->env);
     return 0;
 }
