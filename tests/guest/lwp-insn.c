@@ -324,6 +324,33 @@ static void test_threshold(void)
     report(cb.flags == 0 && irq_count == 0, "INT unavailable: Flags cleared, no interrupt");
     llwpcb(0);
     wrmsr(MSR_LWP_CFG, cfg);
+
+    /*
+     * A vector below 16 is illegal for the local APIC, the interrupt's
+     * path: nothing is delivered, ESR records "Receive Illegal Vector"
+     * (bit 6; ESR is latched by a write before it is read).
+     */
+    const unsigned bad_vector = 5;         /* #BR: pushes no error code */
+    set_irq_handler(bad_vector, lwp_irq);
+    apic_write(APIC_ESR, 0);
+    report(!(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL), "ESR: no illegal vector yet");
+    wrmsr(MSR_LWP_CFG, (cfg & ~(0xffull << 40)) | (uint64_t)bad_vector << 40);
+    irq_count = 0;
+    fresh_lwpcb(LWP_F_INT);
+    cb.threshold = 0;
+    llwpcb(&cb);
+    asm volatile("sti");
+    lwpins(0, 1, 0);
+    asm volatile("nop; nop; cli");
+    llwpcb(0);
+    report(cb.flags == LWP_F_INT && irq_count == 0,
+           "threshold vector %u: not delivered through the IDT (%u)", bad_vector, irq_count);
+    apic_write(APIC_ESR, 0);
+    report(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL,
+           "threshold vector %u: ESR bit 6, Receive Illegal Vector (ESR %#x)", bad_vector,
+           apic_read(APIC_ESR));
+    set_irq_handler(bad_vector, NULL);
+    wrmsr(MSR_LWP_CFG, cfg);
 }
 
 #ifdef __x86_64__
