@@ -29,6 +29,11 @@ step "building the sanitizer QEMU"
 ninja -C "$ASAN_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 \
     >"$QEMU_LWP_BUILD/qemu-asan-build.log" 2>&1 ||
     die "building the sanitizer QEMU failed (see $QEMU_LWP_BUILD/qemu-asan-build.log)"
+# Firmware for an uninstalled build, as scripts/build-qemu.sh does.
+for d in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
+    mkdir -p "$ASAN_BUILDDIR/qemu-bundle$(dirname "$d")"
+    ln -sfn "$d" "$ASAN_BUILDDIR/qemu-bundle$d"
+done
 t1=$(date +%s)
 step "running the guest and user suites on it"
 rc=0
