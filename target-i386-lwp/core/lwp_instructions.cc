@@ -77,11 +77,12 @@ bool load_lwpcb(LwpState &st, const LwpCpuEnv &env, Access &access,
     }
     const uint64_t buffer_base = linear_from_effective(env, buffer_ea);
 
-    // LWP writes the LWPCB from now on (Flags and intervals right away,
-    // head and counters at every flush) and the ring at every store:
-    // refuse to start a session that would fault later.
-    if (!access.check_writable(cbaddr, len) ||
-        !access.check_writable(buffer_base, size)) {
+    // Step 4: "LWP reads and writes the LWPCB, which may cause a #PF" --
+    // Flags and intervals are written right away, so all of it must be
+    // writable before any of it is.  The ring is not touched: its first
+    // store faults after the instruction, with the record pending (the
+    // exception table lists no #PF of LLWPCB for the ring buffer).
+    if (!access.check_writable(cbaddr, len)) {
         return false;
     }
 

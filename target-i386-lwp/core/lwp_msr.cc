@@ -8,8 +8,15 @@
 
 namespace {
 
-// LWP_CFG bits 63:48 are reserved; 47:40 VECTOR and 39:32 COREID are free.
-constexpr uint64_t kCfgReserved = 0xFFFF000000000000ull;
+// What a family 15h part does with WRMSR LWP_CFG (a bit-by-bit probe of an
+// FX-8150, 8000_001C.EDX = 8000000F, recorded in VirtualBox's CPU
+// database): bits 63:48 and bit 0 are write-ignored -- no #GP, and the
+// write leaves them as they were (zero: nothing can set them); bits 47:40
+// VECTOR and 39:32 COREID take any value; of bits 31:1, a feature the CPU
+// supports is writable and any other bit raises #GP (4.2: "only supported
+// features can be made available").
+constexpr uint64_t kCfgWriteIgnored = 0xFFFF000000000001ull;
+constexpr uint64_t kCfgFeatureBits = 0x00000000FFFFFFFEull;
 
 } // namespace
 
@@ -17,9 +24,12 @@ extern "C" {
 
 bool lwp_cfg_write_ok(const LwpCaps *caps, uint64_t value) noexcept
 {
-    // Only supported features can be made available (4.2).
-    const uint32_t features = static_cast<uint32_t>(value);
-    return !(features & ~caps->features) && !(value & kCfgReserved);
+    return !(value & kCfgFeatureBits & ~static_cast<uint64_t>(caps->features));
+}
+
+uint64_t lwp_cfg_written(uint64_t old_value, uint64_t value) noexcept
+{
+    return (value & ~kCfgWriteIgnored) | (old_value & kCfgWriteIgnored);
 }
 
 bool lwp_cbaddr_write(LwpState *st, uint64_t value) noexcept

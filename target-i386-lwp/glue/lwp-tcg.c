@@ -20,6 +20,7 @@
 #include "lwp-irq.h"
 #include "trace.h"
 #include "accel/tcg/internal-common.h"
+#include "tcg/tcg.h"
 
 typedef struct LwpGuestMem {
     CPUX86State *env;
@@ -246,7 +247,7 @@ bool x86_lwp_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         if (!lwp_cfg_write_ok(caps, val)) {
             return false;
         }
-        env->lwp_cfg = val;
+        env->lwp_cfg = lwp_cfg_written(env->lwp_cfg, val);
         return true;
     }
     if (!lwp_cbaddr_write(&env->lwp, val)) {
@@ -285,11 +286,31 @@ void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
  * Hardware events (instructions retired, branches retired): the slow path of
  * a TB's start and the retirement of an instruction counted one by one.
  * Both run where the instruction boundary is exact (EIP and CC_OP up to
- * date), so faults are raised without unwinding (ra = 0): a fault at a TB's
- * start is taken before its first instruction, one at retirement after the
+ * date), so faults are raised without unwinding: a fault at a TB's start is
+ * taken before its first instruction, one at retirement after the
  * instruction that retired, as a record that could not be stored waits in
  * the pending slot.
  */
+
+/*
+ * The host return address their faults unwind to: none.  In system mode
+ * that is 0.  In linux-user a store that passed the probe can still take a
+ * host SIGBUS or SIGSEGV (a MAP_SHARED file mapping beyond the end of its
+ * file, a page another thread unmaps or protects meanwhile); linux-user
+ * hands such a fault to the guest only when the return address lies in the
+ * code buffer (else it is QEMU's own bug and QEMU dies), and unwinds guest
+ * state only when that address lies in a TB.  TCG's epilogue does the one
+ * and not the other: the program gets its signal, with the record pending,
+ * as for a store by LWPINS or LWPVAL.
+ */
+static uintptr_t lwp_boundary_ra(void)
+{
+#ifdef CONFIG_USER_ONLY
+    return (uintptr_t)tcg_code_gen_epilogue;
+#else
+    return 0;
+#endif
+}
 
 static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
 {
@@ -359,7 +380,7 @@ void helper_lwp_tb_slow(CPUX86State *env)
     LwpTbShape tb;
     LwpTbAction action;
     uint32_t split;
-    LWP_GUEST(env, mem, cpu, 0);
+    LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
 
     if (info & LWP_TB_INFO_PRECHARGED) {
         lwp_tb_give_back_charge(env, info);
@@ -449,7 +470,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         return;
     }
 
-    LWP_GUEST(env, mem, cpu, 0);
+    LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
     if (t->tb_flags & HF_LWP_IPF_MASK) {
         lwp_step_or_fault(&mem, &mem_ops, &cpu, lwp_prepare);
     }

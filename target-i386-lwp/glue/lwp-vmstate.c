@@ -74,90 +74,17 @@ static bool lwp_state_needed(void *opaque)
            cpu->env.lwp.cbaddr;
 }
 
-/* Canonical for the CPU's current linear-address width (48, or 57 with LA57). */
-static bool lwp_canonical(CPUX86State *env, uint64_t addr)
-{
-    int shift = env->cr[4] & CR4_LA57_MASK ? 7 : 16;
-
-    return (uint64_t)(((int64_t)addr << shift) >> shift) == addr;
-}
-
-/* [addr, addr + len) is canonical and does not wrap; below 4 GiB outside long mode. */
-static bool lwp_range_ok(CPUX86State *env, uint64_t addr, uint64_t len)
-{
-    uint64_t last = addr + len - 1;
-
-    if (last < addr || !lwp_canonical(env, addr) || !lwp_canonical(env, last)) {
-        return false;
-    }
-    return (env->hflags & HF_LMA_MASK) || last <= UINT32_MAX;
-}
-
-/* Event flags (1..6) the destination implements, and INT. */
-static uint32_t lwp_supported_flags(const LwpCaps *caps)
-{
-    uint32_t events = 0;
-
-    for (int id = 1; id <= MIN(caps->max_events, LWP_MAX_EVENT); id++) {
-        events |= 1u << id;
-    }
-    return caps->features & (events | LWP_FEAT_INT);
-}
-
+/* The model's check (lwp_state_check) for this CPU. */
 static const char *lwp_state_invalid(X86CPU *cpu)
 {
-    const LwpCaps *caps = &cpu->lwp_caps;
-    const LwpState *s = &cpu->env.lwp;
-    uint32_t min_size = 32u * caps->min_buffer_size * LWP_RECORD_SIZE;
-    /* Filters bits 24:13 are reserved (figure 6-3). */
-    const uint32_t filters_reserved = 0x01FFE000;
+    LwpCpuEnv env = {
+        .caps = &cpu->lwp_caps,
+        .lwp_cfg = cpu->env.lwp_cfg,
+        .va_bits = (cpu->env.cr[4] & CR4_LA57_MASK) ? 57 : 48,
+        .long_mode = cpu->env.hflags & HF_LMA_MASK,
+    };
 
-    if (!(caps->features & LWP_FEAT_AVAIL)) {
-        return "the destination CPU has no LWP (enable 'lwp')";
-    }
-    if (cpu->env.lwp_cfg >> 48) {
-        return "LWP_CFG reserved bits 63:48";
-    }
-    if (!lwp_cfg_write_ok(caps, cpu->env.lwp_cfg)) {
-        return "LWP_CFG enables features the destination CPU does not support";
-    }
-    if (!s->cbaddr) {
-        return NULL;
-    }
-    if (!lwp_range_ok(&cpu->env, s->cbaddr, caps->cb_size * 8u)) {
-        return "LWPCB address range";
-    }
-    if (s->buffer_size % LWP_RECORD_SIZE || s->buffer_size < MAX(min_size, 1u) ||
-        s->buffer_size > 0x0FFFFFFF) {
-        return "BufferSize";
-    }
-    if (!lwp_range_ok(&cpu->env, s->buffer_base, s->buffer_size)) {
-        return "ring buffer address range";
-    }
-    if (s->head % LWP_RECORD_SIZE || s->head >= s->buffer_size) {
-        return "BufferHeadOffset";
-    }
-    if (s->flags & ~lwp_supported_flags(caps)) {
-        return "Flags (events or INT the destination CPU does not support)";
-    }
-    if (s->filters & filters_reserved) {
-        return "Filters reserved bits 24:13";
-    }
-    if (s->threshold % LWP_RECORD_SIZE || s->random > 15) {
-        return "Threshold/Random";
-    }
-    for (int id = 1; id <= LWP_MAX_EVENT; id++) {
-        if (s->counter[id] < -(1 << 25) || s->counter[id] >= (1 << 25) ||
-            s->interval[id] >= (1u << 25)) {
-            return "event counters";
-        }
-    }
-    /* A pending record is an LWPINS record or one of an enabled event. */
-    if (s->pending[0] && s->pending[0] != LWP_EVENT_INS &&
-        (s->pending[0] > LWP_MAX_EVENT || !(s->flags & (1u << s->pending[0])))) {
-        return "SavedEventRecord";
-    }
-    return NULL;
+    return lwp_state_check(&cpu->env.lwp, &env);
 }
 
 static int lwp_state_post_load(void *opaque, int version_id)
@@ -169,6 +96,8 @@ static int lwp_state_post_load(void *opaque, int version_id)
         error_report("cpu/lwp: refusing incoming LWP state: %s", bad);
         return -EINVAL;
     }
+    /* Bit 0 is write-ignored: as the guest's WRMSR would have left it. */
+    cpu->env.lwp_cfg = lwp_cfg_written(0, cpu->env.lwp_cfg);
     x86_lwp_state_changed(&cpu->env);
     return 0;
 }

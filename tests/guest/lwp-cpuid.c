@@ -78,16 +78,44 @@ int main(void)
     report(rdmsr(MSR_LWP_CBADDR) == 0, "LWP_CBADDR resets to 0");
     report(wrmsr_fault(MSR_LWP_CFG, supported | 0x2aull << 32 | 0x51ull << 40) == -1,
            "LWP_CFG accepts supported features, COREID and VECTOR");
-    report(rdmsr(MSR_LWP_CFG) == (supported | 0x2aull << 32 | 0x51ull << 40),
-           "LWP_CFG reads back");
+    /*
+     * Silicon (an FX-8150's bit-by-bit WRMSR probe): bit 0 and bits 63:48
+     * are write-ignored -- no #GP, they stay 0; of bits 31:1 an
+     * unsupported feature bit #GPs.
+     */
+    const uint64_t cfg_set = (supported & ~1u) | 0x2aull << 32 | 0x51ull << 40;
+    report(rdmsr(MSR_LWP_CFG) == cfg_set,
+           "LWP_CFG reads back, bit 0 write-ignored (%#llx)",
+           (unsigned long long)rdmsr(MSR_LWP_CFG));
     lwp_cpuid(&a, &b, &c, &d);
     report(a == ((supported & ~1u) | 1), "8000_001C.EAX = (LWP_CFG[31:1] & EDX) | XCR0[62] = %#x", a);
     report(wrmsr_fault(MSR_LWP_CFG, 1u << 7) == GP_VECTOR, "LWP_CFG reserved bit 7: #GP");
     report(wrmsr_fault(MSR_LWP_CFG, ~supported & 0x7f) == GP_VECTOR,
            "LWP_CFG unsupported feature bits: #GP");
-    report(wrmsr_fault(MSR_LWP_CFG, 1ull << 48) == GP_VECTOR, "LWP_CFG bit 48: #GP");
-    report(rdmsr(MSR_LWP_CFG) == (supported | 0x2aull << 32 | 0x51ull << 40),
-           "LWP_CFG unchanged by faulting writes");
+    unsigned gp_bits = 0, unsupported_bits = 0;
+    for (unsigned bit = 1; bit < 32; bit++) {
+        if (!(supported & (1u << bit))) {
+            unsupported_bits++;
+            gp_bits += wrmsr_fault(MSR_LWP_CFG, cfg_set | 1ull << bit) == GP_VECTOR;
+        }
+    }
+    report(unsupported_bits && gp_bits == unsupported_bits,
+           "each unsupported bit of 31:1 alone: #GP (%u of %u)", gp_bits, unsupported_bits);
+    report(rdmsr(MSR_LWP_CFG) == cfg_set, "LWP_CFG unchanged by faulting writes");
+    unsigned ignored_ok = 0;
+    for (unsigned bit = 48; bit < 64; bit++) {
+        ignored_ok += wrmsr_fault(MSR_LWP_CFG, cfg_set | 1ull << bit) == -1 &&
+                      rdmsr(MSR_LWP_CFG) == cfg_set;
+    }
+    report(ignored_ok == 16, "each bit of 63:48: no #GP, reads back 0 (%u of 16)", ignored_ok);
+    report(wrmsr_fault(MSR_LWP_CFG, 0xffff000000000001ull) == -1 && rdmsr(MSR_LWP_CFG) == 0,
+           "bits 63:48 and 0 all set: accepted, the write leaves them 0, the rest cleared");
+    wrmsr(MSR_LWP_CFG, cfg_set);
+    unsigned cbaddr_gp = 0;
+    for (unsigned bit = 0; bit < 64; bit++) {
+        cbaddr_gp += wrmsr_fault(MSR_LWP_CBADDR, 1ull << bit) == GP_VECTOR;
+    }
+    report(cbaddr_gp == 64, "WRMSR LWP_CBADDR: every bit alone #GPs (%u of 64)", cbaddr_gp);
     wrmsr(MSR_LWP_CFG, LWP_F_VAL);
     lwp_cpuid(&a, &b, &c, &d);
     report(a == (LWP_F_VAL | 1), "8000_001C.EAX follows a subset in LWP_CFG");

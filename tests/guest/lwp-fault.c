@@ -100,12 +100,29 @@ static void test_llwpcb_faults(void)
     report(cb->flags == (LWP_F_VAL | LWP_F_INT), "Flags not written back by the faulting LLWPCB");
     protect(cb, PTE_RW, 0);
 
+    /*
+     * Spec 5.1 step 4 and its exception table: LLWPCB reads and writes the
+     * LWPCB only.  The ring is first touched by the first store.
+     */
+    setup(0);
+    cb->head = 127 * 32;
+    memcpy(snapshot, ring, RING_SIZE);
     protect(&ring[128], 0, PTE_P);
-    report(try_llwpcb(cb) == PF_VECTOR && last_exc.error_code == PFERR_WRITE &&
+    protect(&ring[0], 0, PTE_RW);
+    report(try_llwpcb(cb) == -1, "LLWPCB with a read-only and a not-present ring page: no fault");
+    report(slwpcb() == (uintptr_t)cb, "LWP enabled with that ring");
+    protect(&ring[0], PTE_RW, 0);
+    report(memcmp(snapshot, ring, PAGE_SIZE) == 0, "LLWPCB wrote nothing to the ring");
+    lwpins(0, 1, 0);                       /* slot 127 */
+    report(try_lwpins(2) == PF_VECTOR && last_exc.error_code == PFERR_WRITE &&
            last_exc.cr2 == (uintptr_t)&ring[128],
-           "LLWPCB with a not-present ring page: #PF(W) at that page");
-    report(slwpcb() == 0, "LWP left disabled");
+           "the first store into the not-present page faults: #PF(W) at the slot");
     protect(&ring[128], PTE_P, 0);
+    lwpins(0, 3, 0);
+    report(ring[127].data1 == 1 && ring[128].data1 == 3,
+           "once mapped, the retried store lands at the slot");
+    llwpcb(0);
+    setup(LWP_F_VAL | LWP_F_INT);
 
     /* An active session is flushed and disabled before the new LWPCB faults. */
     setup(0);

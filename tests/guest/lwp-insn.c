@@ -115,6 +115,32 @@ static void test_llwpcb_validation(void)
            "clearing and setting XCR0[62] leaves LWP disabled");
 }
 
+/*
+ * Spec 5: #UD unless LWP is available -- XCR0[62] -- even with CR4.OSXSAVE
+ * set (a check keyed on OSXSAVE alone would pass the earlier #UD test,
+ * which runs before the OS sets OSXSAVE).  All four instructions.
+ */
+static void test_ud_with_xcr0_lwp_clear(void)
+{
+    uintptr_t v = 0;
+
+    fresh_lwpcb(LWP_F_VAL);
+    xsetbv(0, xgetbv(0) & ~XCR0_LWP);
+    report((read_cr4() & CR4_OSXSAVE) && !(xgetbv(0) & XCR0_LWP),
+           "state: CR4.OSXSAVE = 1, XCR0[62] = 0 (by XSETBV)");
+    asm volatile(ASM_TRY "llwpcb %0\n\t" ASM_CATCH : : "r"(&cb) : "memory");
+    report(last_exc.vector == UD_VECTOR, "LLWPCB with OSXSAVE = 1, XCR0[62] = 0: #UD");
+    asm volatile(ASM_TRY "slwpcb %0\n\t" ASM_CATCH : "+r"(v) : : "memory");
+    report(last_exc.vector == UD_VECTOR, "SLWPCB with OSXSAVE = 1, XCR0[62] = 0: #UD");
+    asm volatile(ASM_TRY "lwpval $1, %0, %1\n\t" ASM_CATCH : : "r"(2), "r"(3) : "memory");
+    report(last_exc.vector == UD_VECTOR, "LWPVAL with OSXSAVE = 1, XCR0[62] = 0: #UD");
+    asm volatile(ASM_TRY "lwpins $1, %0, %1\n\t" ASM_CATCH : : "r"(2), "r"(3)
+                 : "memory", "cc");
+    report(last_exc.vector == UD_VECTOR, "LWPINS with OSXSAVE = 1, XCR0[62] = 0: #UD");
+    xsetbv(0, xgetbv(0) | XCR0_LWP);
+    report(slwpcb() == 0, "XCR0[62] set again: available, LWP disabled");
+}
+
 static void test_records(void)
 {
     uintptr_t ip;
@@ -145,6 +171,36 @@ static void test_records(void)
     /* 32-bit operand size zero-extends Data2 (XOP.W = 0). */
     lwpins(0xffffffffu, 1, 2);
     report(ring[1].data2 == 0xffffffffull, "32-bit LWPINS: Data2 zero-extended");
+
+#ifdef __x86_64__
+    /*
+     * XOP.W = 0 in 64-bit code: Data2 is the low half of a vvvv register
+     * whose upper half is not zero (a 32-bit move would clear it).
+     */
+    {
+        uint64_t wide = 0xdeadbeefffffffffull;
+        asm volatile("lwpins $0, %0, %k1" : : "r"(5), "r"(wide) : "memory", "cc");
+        report(ring[2].data1 == 5 && ring[2].data2 == 0xffffffffull,
+               "64-bit code, XOP.W = 0 LWPINS, vvvv = 0xdeadbeefffffffff: Data2 %#llx",
+               (unsigned long long)ring[2].data2);
+        llwpcb(0);
+        fresh_lwpcb(LWP_F_VAL);
+        llwpcb(&cb);                       /* EventInterval1 0: every LWPVAL stores */
+        asm volatile("lwpval $0, %0, %k1" : : "r"(6), "r"(wide) : "memory");
+        report(ring[0].event_id == 1 && ring[0].data1 == 6 &&
+               ring[0].data2 == 0xffffffffull,
+               "64-bit code, XOP.W = 0 storing LWPVAL, vvvv = 0xdeadbeefffffffff: Data2 %#llx",
+               (unsigned long long)ring[0].data2);
+        asm volatile("lwpval $0, %0, %1" : : "r"(7), "r"(wide) : "memory");
+        report(ring[1].data2 == wide, "XOP.W = 1 LWPVAL: Data2 is all 64 bits (%#llx)",
+               (unsigned long long)ring[1].data2);
+        llwpcb(0);
+        fresh_lwpcb(LWP_F_VAL);
+        llwpcb(&cb);
+        lwpins(0, 1, 0);
+        lwpins(0xffffffffu, 1, 2);
+    }
+#endif
 
     /* Memory operand for Data1. */
     static uint32_t mem_val = 0xcafef00d;
@@ -324,6 +380,33 @@ static void test_threshold(void)
     report(cb.flags == 0 && irq_count == 0, "INT unavailable: Flags cleared, no interrupt");
     llwpcb(0);
     wrmsr(MSR_LWP_CFG, cfg);
+
+    /*
+     * A vector below 16 is illegal for the local APIC, the interrupt's
+     * path: nothing is delivered, ESR records "Receive Illegal Vector"
+     * (bit 6; ESR is latched by a write before it is read).
+     */
+    const unsigned bad_vector = 5;         /* #BR: pushes no error code */
+    set_irq_handler(bad_vector, lwp_irq);
+    apic_write(APIC_ESR, 0);
+    report(!(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL), "ESR: no illegal vector yet");
+    wrmsr(MSR_LWP_CFG, (cfg & ~(0xffull << 40)) | (uint64_t)bad_vector << 40);
+    irq_count = 0;
+    fresh_lwpcb(LWP_F_INT);
+    cb.threshold = 0;
+    llwpcb(&cb);
+    asm volatile("sti");
+    lwpins(0, 1, 0);
+    asm volatile("nop; nop; cli");
+    llwpcb(0);
+    report(cb.flags == LWP_F_INT && irq_count == 0,
+           "threshold vector %u: not delivered through the IDT (%u)", bad_vector, irq_count);
+    apic_write(APIC_ESR, 0);
+    report(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL,
+           "threshold vector %u: ESR bit 6, Receive Illegal Vector (ESR %#x)", bad_vector,
+           apic_read(APIC_ESR));
+    set_irq_handler(bad_vector, NULL);
+    wrmsr(MSR_LWP_CFG, cfg);
 }
 
 #ifdef __x86_64__
@@ -435,6 +518,7 @@ int main(void)
 {
     lwp_os_enable(CORE_ID, VECTOR);
     test_decode();
+    test_ud_with_xcr0_lwp_clear();
     test_llwpcb_validation();
     test_records();
     test_ring();

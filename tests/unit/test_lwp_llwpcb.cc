@@ -414,16 +414,34 @@ TEST_F(Llwpcb, ReadOnlySecondPageOfLwpcbIsWriteFaultThere)
     EXPECT_TRUE(out.fault_write);
 }
 
-TEST_F(Llwpcb, UnwritableRingPageIsWriteFault)
+TEST_F(Llwpcb, UnwritableRingPageIsNotTouched)
 {
-    // A ring of two pages whose second page is read-only.
+    // Spec 5.1 step 4 and the exception table: LLWPCB reads and writes
+    // only the LWPCB.  A ring whose second page is read-only (or absent)
+    // loads; the first store there is the one that faults.
     cb.buffer_base = kRing + kPage - 512;
     mem.map(kRing + kPage, kPage, true, false);
     place(kCb, cb);
-    LwpOutcome out = expect_fault_without_effect([&] { return llwpcb(kCb); },
-                                                 LWP_FAULT_PF);
-    EXPECT_EQ(out.fault_addr, kRing + kPage);
-    EXPECT_TRUE(out.fault_write);
+    LwpOutcome out;
+    lwp_llwpcb(&st, &env, mem.mem(), kCb, &out);
+    EXPECT_EQ(out.status, LWP_OK);
+    EXPECT_EQ(st.cbaddr, kCb);
+    EXPECT_EQ(st.buffer_base, kRing + kPage - 512);
+    for (uint32_t i = 0; i < out.nwrites; i++) {
+        EXPECT_TRUE(out.writes[i].addr >= kCb &&
+                    out.writes[i].addr + out.writes[i].len <= kCb + kPage)
+            << "LLWPCB wrote outside the LWPCB at " << out.writes[i].addr;
+    }
+}
+
+TEST_F(Llwpcb, UnmappedRingIsNotTouched)
+{
+    cb.buffer_base = 0x7000000;          // nothing mapped there
+    place(kCb, cb);
+    LwpOutcome out;
+    lwp_llwpcb(&st, &env, mem.mem(), kCb, &out);
+    EXPECT_EQ(out.status, LWP_OK);
+    EXPECT_EQ(st.buffer_base, 0x7000000u);
 }
 
 TEST_F(Llwpcb, ContentGpComesBeforeWriteFault)

@@ -131,8 +131,16 @@ typedef struct LwpOutcome {
 
 /* True if LWP_CFG may be written with @value (else WRMSR raises #GP). */
 bool lwp_cfg_write_ok(const LwpCaps *caps, uint64_t value) LWP_NOEXCEPT;
+/* LWP_CFG after an accepted WRMSR of @value: write-ignored bits kept. */
+uint64_t lwp_cfg_written(uint64_t old_value, uint64_t value) LWP_NOEXCEPT;
 /* WRMSR LWP_CBADDR: false (#GP) for non-zero; zero disables LWP and discards state. */
 bool lwp_cbaddr_write(LwpState *st, uint64_t value) LWP_NOEXCEPT;
+/*
+ * Incoming state (migration) for a CPU described by @env (caps, LWP_CFG,
+ * va_bits, long_mode): NULL if the model may run on it, else the name of
+ * the offending field.
+ */
+const char *lwp_state_check(const LwpState *st, const LwpCpuEnv *env) LWP_NOEXCEPT;
 /* Reset state (power-on, INIT, XRSTOR init): LWP disabled, everything zero. */
 void lwp_state_reset(LwpState *st) LWP_NOEXCEPT;
 

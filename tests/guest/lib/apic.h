@@ -9,6 +9,8 @@
 #define APIC_ID   0x20
 #define APIC_EOI  0xB0
 #define APIC_SVR  0xF0
+#define APIC_ESR  0x280
+#define APIC_ESR_RECV_ILLEGAL (1u << 6)
 
 static inline uint32_t apic_read(uint32_t reg)
 {

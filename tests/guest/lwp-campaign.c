@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A seeded, replayable adversarial campaign in system mode ("-append
+ * 'seed=N cases=M'"; default seed 1, 60 cases).  Each case writes a random
+ * value to LWP_CFG (#GP or accepted), then a valid one with a random vector
+ * (0-15 included: the APIC's illegal-vector error); builds a random LWPCB
+ * (flags, intervals, counters, threshold, filters, head, Random) anywhere in
+ * an arena, with its ring there too; takes a random arena page's
+ * present/writable/user bit away; runs LLWPCB, LWPVAL, LWPINS and branches at
+ * CPL 3 with interrupts on; XSAVEs the LWP state, mutates the image and
+ * XRSTORs it at CPL 0; and stops LWP.  #PF on the arena gives the page back
+ * and retries; #GP ends the step.  Checked: every case completes (QEMU
+ * alive, the guest intact) and no arena byte outside the LWPCB and the ring
+ * changed.  Run under plain TCG, -icount shift=0 and one insn per TB.
+ */
+#include "lwp.h"
+#include "apic.h"
+
+#define ARENA_PAGES 8
+#define LWPCB_BYTES (0x13 * 8)
+
+static uint8_t *arena;
+static uint8_t shadow[ARENA_PAGES * 4096];
+static uint8_t xarea[4096] __attribute__((aligned(64)));
+static uint64_t rng_state;
+static volatile unsigned n_pf, n_gp, n_irq, n_bad_pf;
+static uint32_t lwp_edx;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static uint32_t rnd_below(uint32_t n)
+{
+    return (uint32_t)(rnd() % n);
+}
+
+static void arena_accessible(void)
+{
+    vm_set_flags((uintptr_t)arena, ARENA_PAGES * PAGE_SIZE, PTE_P | PTE_RW | PTE_US, 0);
+}
+
+/* #PF: on the arena, give the page back and retry; elsewhere, a failure. */
+static void on_pf(struct ex_regs *regs)
+{
+    uintptr_t cr2 = read_cr2();
+
+    if (cr2 < (uintptr_t)arena || cr2 >= (uintptr_t)arena + ARENA_PAGES * PAGE_SIZE) {
+        printf("FAIL: #PF outside the arena at %#lx (rip %#lx)\n", (unsigned long)cr2,
+               (unsigned long)regs->rip);
+        guest_exit(1);
+    }
+    n_pf++;
+    arena_accessible();
+}
+
+static void on_irq(struct ex_regs *regs)
+{
+    n_irq++;
+    apic_eoi();
+}
+
+/* ---- CPL 3: the session ---------------------------------------------------- */
+static struct lwpcb *case_cb;
+
+static uintptr_t user_session(uintptr_t iters)
+{
+    uint32_t x = (uint32_t)iters * 2654435761u;
+
+    asm volatile(ASM_TRY "llwpcb %0\n\t" ASM_CATCH : : "r"(case_cb) : "memory");
+    if (last_exc.vector != -1) {
+        return 1;                          /* #GP: a refused LWPCB */
+    }
+    asm volatile("sti");
+    for (unsigned i = 0; i < iters; i++) {
+        x = x * 1103515245u + 12345u;
+        switch (x >> 30) {
+        case 0:
+            asm volatile("lwpval $3, %0, %1" : : "r"(i), "r"((uintptr_t)x) : "memory");
+            break;
+        case 1:
+            asm volatile("lwpins $0xffff, %0, %1" : : "r"(i), "r"((uintptr_t)x) : "memory", "cc");
+            break;
+        default:
+            asm volatile("mov %0, %%ecx\n1: dec %%ecx\n jnz 1b" : : "r"((x >> 25) | 1) :
+                         "ecx", "cc");
+            break;
+        }
+    }
+    asm volatile("cli");
+    return 0;
+}
+
+static uintptr_t user_stop(uintptr_t unused)
+{
+    uintptr_t v;
+
+    asm volatile("slwpcb %0\n\tllwpcb %1" : "=&r"(v) : "r"(0ul) : "memory");
+    return v;
+}
+
+/* ---- CPL 0: XSAVE, mutate, XRSTOR ----------------------------------------- */
+static void xsave_mutate_xrstor(struct lwpcb *cb, uint8_t *ring, uint32_t ring_size)
+{
+    uint8_t *c = xarea + 0x340;
+
+    memset(xarea, 0, sizeof(xarea));
+    asm volatile("xsave (%0)" : : "r"(xarea), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    switch (rnd_below(5)) {
+    case 0:
+        *(uint32_t *)(c + 8) = (uint32_t)rnd();                 /* Flags */
+        break;
+    case 1:
+        *(uint32_t *)(c + 12) = (uint32_t)rnd();                /* head */
+        break;
+    case 2:
+        *(uint32_t *)(c + 24) = rnd_below(ring_size + 1) |      /* BufferSize */
+                                (rnd_below(2) ? 0 : (uint32_t)rnd() & 0xf0000000u);
+        break;
+    case 3:
+        for (int i = 0; i < 32; i++) {                          /* pending record */
+            c[32 + i] = (uint8_t)rnd();
+        }
+        for (int i = 0; i < 6; i++) {                           /* counters */
+            *(uint32_t *)(c + 64 + 4 * i) = (uint32_t)rnd();
+        }
+        break;
+    default:                                                    /* a session of ours */
+        *(uint64_t *)(xarea + 512) |= XCR0_LWP;
+        *(uint64_t *)c = (uintptr_t)cb;
+        *(uint64_t *)(c + 16) = (uintptr_t)ring;
+        *(uint32_t *)(c + 24) = ring_size;
+        *(uint32_t *)(c + 8) = (uint32_t)rnd() & 0x8000000e;
+        break;
+    }
+    asm volatile(ASM_TRY "xrstor (%0)\n\t" ASM_CATCH
+                 : : "r"(xarea), "a"(0), "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    n_gp += last_exc.vector == GP_VECTOR;
+}
+
+static int one_case(unsigned n)
+{
+    uint32_t ring_size = 32 * (32 + rnd_below(64));
+    struct lwpcb *cb = (struct lwpcb *)(arena + 8 * rnd_below(
+                           (ARENA_PAGES / 2 * PAGE_SIZE - LWPCB_BYTES) / 8));
+    uint8_t *ring = arena + ARENA_PAGES / 2 * PAGE_SIZE +
+                    32 * rnd_below((ARENA_PAGES / 2 * PAGE_SIZE - ring_size) / 32);
+    uint64_t cfg = rnd();
+    unsigned vector;
+
+    /* LWP_CFG: a random write (#GP or accepted), then a usable value. */
+    asm volatile(ASM_TRY "wrmsr\n\t" ASM_CATCH
+                 : : "c"(MSR_LWP_CFG), "a"((uint32_t)cfg), "d"((uint32_t)(cfg >> 32)) : "memory");
+    n_gp += last_exc.vector == GP_VECTOR;
+    vector = rnd_below(4) ? 0x30 + rnd_below(0x40) : rnd_below(16);
+    set_irq_handler(vector >= 32 ? vector : 0x30, on_irq);
+    wrmsr(MSR_LWP_CFG, (lwp_edx & (uint32_t)rnd()) | (uint64_t)(uint8_t)rnd() << 32 |
+                       (uint64_t)vector << 40);
+
+    arena_accessible();
+    for (unsigned i = 0; i < ARENA_PAGES * PAGE_SIZE; i++) {
+        arena[i] = (uint8_t)rnd();
+    }
+    memset(cb, 0, sizeof(*cb));
+    cb->flags = (uint32_t)rnd() & (rnd_below(4) ? 0x8000000e : 0xffffffff);
+    cb->buffer_size = ring_size | (rnd_below(4) ? 0 : ((uint32_t)rnd() & 0xf000001f));
+    cb->buffer_base = (uintptr_t)ring;
+    cb->head = rnd_below(4) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
+    cb->threshold = rnd_below(2) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
+    cb->filters = rnd_below(4) ? 0 : (uint32_t)rnd();
+    for (int i = 0; i < 3; i++) {
+        cb->event[i].interval = rnd_below(300);
+        cb->event[i].counter = rnd_below(300);
+    }
+    memcpy(shadow, arena, sizeof(shadow));
+    if (rnd_below(2)) {
+        static const uint64_t bits[] = { PTE_P, PTE_RW, PTE_US };
+        vm_set_flags((uintptr_t)arena + PAGE_SIZE * rnd_below(ARENA_PAGES), PAGE_SIZE, 0,
+                     bits[rnd_below(3)]);
+    }
+
+    case_cb = cb;
+    if (run_in_user(user_session, 50 + rnd_below(400)) == 0) {
+        if (rnd_below(2)) {
+            xsave_mutate_xrstor(cb, ring, ring_size);
+            run_in_user(user_session, 50 + rnd_below(200));
+        }
+        run_in_user(user_stop, 0);
+    } else {
+        n_gp++;
+    }
+    asm volatile("cli");
+    wrmsr(MSR_LWP_CBADDR, 0);
+    arena_accessible();
+
+    for (unsigned i = 0; i < ARENA_PAGES * PAGE_SIZE; i++) {
+        uint8_t *p = arena + i;
+        if ((p >= (uint8_t *)cb && p < (uint8_t *)cb + LWPCB_BYTES) ||
+            (p >= ring && p < ring + ring_size)) {
+            continue;
+        }
+        if (*p != shadow[i]) {
+            printf("case %u: arena byte %#x changed (%#x -> %#x); LWPCB at %#lx, ring at %#lx "
+                   "size %u\n", n, i, shadow[i], *p, (unsigned long)((uint8_t *)cb - arena),
+                   (unsigned long)(ring - arena), ring_size);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(void)
+{
+    unsigned long seed = cmdline_ulong("seed", 1);
+    unsigned cases = cmdline_ulong("cases", 60), failed = 0;
+    uint32_t a, b, c;
+
+    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    arena = alloc_pages(ARENA_PAGES);
+    lwp_os_enable(0, 0x30);
+    lwp_cpuid(&a, &b, &c, &lwp_edx);
+    apic_enable();
+    set_irq_handler(PF_VECTOR, on_pf);
+    for (unsigned n = 0; n < cases; n++) {
+        failed += one_case(n);
+    }
+    set_irq_handler(PF_VECTOR, NULL);
+    report(failed == 0, "seed %lu: %u cases, %u with a byte changed outside the LWPCB and the "
+           "ring (%u #PF retried, %u #GP, %u interrupts)", seed, cases, failed, n_pf, n_gp, n_irq);
+    return 0;
+}
