@@ -87,12 +87,16 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
 }
 
 /*
- * One write of the model (probed writable): straight into host memory when
- * it lies in one page of plain RAM (a record, the common case), else byte
- * by byte through QEMU's store path (MMIO, watchpoints, a page boundary).
+ * One write of the model (probed writable).  In system mode, straight into
+ * host memory when it lies in one page of plain RAM (a record, the common
+ * case).  Otherwise byte by byte through QEMU's store path (MMIO,
+ * watchpoints, a page boundary) -- always in linux-user, where only that
+ * path turns a host fault (a page unmapped or past the end of its file
+ * since the probe) into the program's signal instead of QEMU's death.
  */
 static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
 {
+#ifndef CONFIG_USER_ONLY
     void *host;
 
     if (w->len && -(w->addr | TARGET_PAGE_MASK) >= w->len &&
@@ -101,6 +105,7 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
         memcpy(host, w->data, w->len);
         return;
     }
+#endif
     for (uint32_t j = 0; j < w->len; j++) {
         cpu_stb_mmuidx_ra(m->env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
     }
