@@ -10,10 +10,17 @@ The guest's /init (tests/linux/init.sh) runs the programs named by
   - every program ran to the end with status 0 and printed no FAIL line
     (each PASS/FAIL line is passed through);
   - the output of the MSVC sample equals tests/user/lwp-msvc-port.expected;
+  - lwptests=prof (tests/linux/lwp-prof-guest.sh): lwp-prof record ran
+    in the guest, drained at the threshold interrupt (the report says so, the
+    guest's LWP interrupt count rose by at least the drains made before
+    exit: no timer), with MissedEvents 0; the 60/30/10 program's shares are
+    within 2 points, xz's hottest code is in liblzma;
   - the console shows no kernel oops, BUG, WARNING or panic, and the guest
     powered off by itself within the time limit.
 """
 import argparse
+import csv
+import io
 import os
 import re
 import subprocess
@@ -29,6 +36,84 @@ KERNEL_TROUBLE = re.compile(r'Kernel panic|BUG:|Oops|WARNING:|Call Trace:'
                             r'|general protection fault[,:] |cut here')
 LWP_XFEATURE = ("x86/fpu: Supporting XSAVE feature 0x4000000000000000: "
                 "'AMD Lightweight Profiling'")
+
+
+PROF_HEADER = re.compile(r'^# (\d+) samples, (\d+) missed \(MissedEvents\), (\d+) ring drains')
+PROF_THREADS = re.compile(r'(\d+) thread\(s\)')
+PROF_SHARES = {'work60': 60.0, 'work30': 30.0, 'work10': 10.0}
+
+
+def judge_prof(body):
+    """Check the profiles lwp-prof-guest.sh printed: one per '@@PROF name'."""
+    profiles = {}
+    name = None
+    for ln in body:
+        if ln.startswith('@@PROF '):
+            name = ln.split()[1]
+            profiles[name] = {'irq': [], 'report': [], 'csv': [], 'rc': None}
+            part = None
+        elif name is None:
+            continue
+        elif ln.startswith('@@LWP-IRQ '):
+            profiles[name]['irq'].append(int(ln.split()[1]))
+        elif ln.startswith('@@RECORD '):
+            w = ln.split()
+            profiles[name]['rc'] = w[1].split('=')[1]
+            profiles[name]['seconds'] = float(w[3]) - float(w[2])
+        elif ln in ('@@REPORT', '@@CSV'):
+            part = ln[2:].lower()
+        elif ln == '@@ENDPROF':
+            part = None
+        elif part:
+            profiles[name][part].append(ln)
+        elif ln.startswith('lwp-prof'):
+            print('  prof| ' + ln)      # record's summary, or its error
+    for name in ('proportions', 'xz'):
+        p = profiles.get(name)
+        checks.report(p is not None and p['rc'] == '0',
+                      'prof %s: lwp-prof record ran in the guest, status %s'
+                      % (name, p and p['rc']))
+        if p is None:
+            continue
+        for ln in p['report']:
+            print('  prof| ' + ln)
+        print('note: prof %s: record took %.1f s of guest time' % (name, p['seconds']))
+        hdr = [PROF_HEADER.match(ln) for ln in p['report']]
+        hdr = [m for m in hdr if m]
+        threads = [PROF_THREADS.search(ln) for ln in p['report']]
+        threads = [int(m.group(1)) for m in threads if m]
+        if not hdr or not threads or len(p['irq']) != 2:
+            checks.report(False, 'prof %s: the report has its header' % name)
+            continue
+        samples, missed, drains = (int(x) for x in hdr[0].groups())
+        irqs = p['irq'][1] - p['irq'][0]
+        checks.report(any(ln == '# drained at the threshold interrupt (--threshold-signal)'
+                          for ln in p['report']),
+                      'prof %s: the report says it was drained at the threshold interrupt'
+                      % name)
+        checks.report(missed == 0, 'prof %s: MissedEvents 0 (%d) in %d samples'
+                      % (name, missed, samples))
+        # Only the exit of each thread drains without a signal (no timer in
+        # this mode), so every other drain followed a threshold interrupt.
+        checks.report(drains > threads[0] and irqs >= drains - threads[0],
+                      'prof %s: %d ring drains in %d thread(s), %d LWP threshold '
+                      'interrupts (%d samples / 512-record threshold = %d)'
+                      % (name, drains, threads[0], irqs, samples, samples // 512))
+        rows = list(csv.DictReader(io.StringIO('\n'.join(p['csv']))))
+        rows = [r for r in rows if not r['object'].startswith('liblwp-prof')]
+        total = sum(int(r['samples']) for r in rows) or 1
+        if name == 'proportions':
+            got = {s: 100.0 * sum(int(r['samples']) for r in rows
+                                  if r['symbol'] == s and r['object'] == 'proportions') / total
+                   for s in PROF_SHARES}
+            checks.report(all(abs(got[s] - PROF_SHARES[s]) <= 2.0 for s in PROF_SHARES),
+                          'prof proportions: shares within 2 points of 60/30/10: '
+                          + ', '.join('%s %.2f' % (s, got[s]) for s in PROF_SHARES))
+        else:
+            top = max(rows, key=lambda r: int(r['samples']), default=None)
+            checks.report(top is not None and top['object'].startswith('liblzma'),
+                          "prof xz: its hottest code is liblzma's (%s in %s)"
+                          % (top and top['symbol'], top and top['object']))
 
 
 def judge(lines, tests, msvc_expected, echo, finished_what, finished):
@@ -70,6 +155,11 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
                 end = j
                 break
         body = lines[i + 1:end if end is not None else len(lines)]
+        if name == 'prof':
+            judge_prof(body)
+            rc = lines[end].split('rc=')[1] if end is not None else None
+            checks.report(rc == '0', 'prof: lwp-prof-guest.sh exit status 0 (%s)' % rc)
+            continue
         for ln in body:
             if echo or ln.startswith(('PASS: ', 'FAIL: ', 'note: ', 'SUMMARY: ',
                                            'THREAD-ISOLATION:')):
