@@ -116,28 +116,32 @@ def judge_prof(body):
                           % (top and top['symbol'], top and top['object']))
 
 
-def judge(lines, tests, msvc_expected, echo, finished_what, finished):
+def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
     """Check a console transcript (a list of lines) of the guest's /init
-    running the programs of `tests`; one PASS/FAIL line per check."""
-    checks.report(finished, finished_what)
+    running the programs of `tests`; one PASS/FAIL line per check, each
+    named with `label` first (tests/kvm/run-nested.py: which guest)."""
+    def report(ok, what):
+        checks.report(ok, label + what)
+
+    report(finished, finished_what)
     trouble = [ln for ln in lines if KERNEL_TROUBLE.search(ln)]
-    checks.report(not trouble, 'no kernel oops, BUG, WARNING or panic on the console'
-                  + ('' if not trouble else ': ' + trouble[0].strip()))
+    report(not trouble, 'no kernel oops, BUG, WARNING or panic on the console'
+           + ('' if not trouble else ': ' + trouble[0].strip()))
     up = [ln for ln in lines if ln.startswith('@@UP ')]
     done = [ln for ln in lines if ln.startswith('@@DONE')]
     if up:
         print('note: /init started %s s after boot' % up[0].split()[1])
-    checks.report(bool(done), 'the guest ran its /init to the end')
+    report(bool(done), 'the guest ran its /init to the end')
 
     dmesg = []
     if '@@DMESG-LWP' in lines:
         i = lines.index('@@DMESG-LWP')
         dmesg = lines[i + 1:]
-    checks.report(any(LWP_XFEATURE in ln for ln in dmesg),
-                  "dmesg: %s" % LWP_XFEATURE)
-    checks.report(any('x86/lwp: AMD Lightweight Profiling available' in ln for ln in dmesg),
-                  'dmesg: x86/lwp: AMD Lightweight Profiling available, with the '
-                  'threshold vector')
+    report(any(LWP_XFEATURE in ln for ln in dmesg),
+           "dmesg: %s" % LWP_XFEATURE)
+    report(any('x86/lwp: AMD Lightweight Profiling available' in ln for ln in dmesg),
+           'dmesg: x86/lwp: AMD Lightweight Profiling available, with the '
+           'threshold vector')
     for ln in dmesg:
         if 'LWP' in ln or 'lwp' in ln:
             print('note: ' + ln.strip())
@@ -147,7 +151,7 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
         try:
             i = lines.index('@@RUN ' + name)
         except ValueError:
-            checks.report(False, '%s: started in the guest' % name)
+            report(False, '%s: started in the guest' % name)
             continue
         end = None
         for j in range(i + 1, len(lines)):
@@ -171,17 +175,17 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
                 with open(msvc_expected) as f:
                     expected = f.read().splitlines()
                 got = [ln for ln in body]
-                checks.report(got == expected, 'msvc: the MSVC sample prints exactly %s'
-                              % os.path.basename(msvc_expected))
+                report(got == expected, 'msvc: the MSVC sample prints exactly %s'
+                       % os.path.basename(msvc_expected))
                 if got != expected:
                     for ln in got:
                         print('  msvc| ' + ln)
-            checks.report(rc == '0', 'msvc: exit status 0 (%s)' % rc)
+            report(rc == '0', 'msvc: exit status 0 (%s)' % rc)
             continue
         passes = sum(1 for ln in body if ln.startswith('PASS: '))
-        checks.report(rc == '0' and not fails and passes > 0,
-                      '%s: ran to the end, status %s, %d checks passed, %d failed'
-                      % (name, rc, passes, len(fails)))
+        report(rc == '0' and not fails and passes > 0,
+               '%s: ran to the end, status %s, %d checks passed, %d failed'
+               % (name, rc, passes, len(fails)))
 
 
 def main():
