@@ -17,6 +17,9 @@
 # NESTED_KVM_MODULES=stock ignores build/kvm-modules; NESTED_GUEST_DIR is
 # where the guest images are (default build/lwp/tests/guest);
 # QEMU_LWP_QEMU_BUILDDIR where qemu-system-x86_64 is (default build/qemu).
+# The LWP Linux guest of the linux suite (bzImage, initramfs.cpio.gz of
+# NESTED_LINUX_DIR, default build/lwp/tests/linux) goes to /linux/ when it is
+# built, for L1 to boot it as L2; NESTED_LINUX_DIR set makes it required.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,6 +28,8 @@ QEMU_BIN=$QEMU_BUILDDIR/qemu-system-x86_64
 GUEST_DIR=${NESTED_GUEST_DIR:-$LWP_BUILDDIR/tests/guest}
 INIT_SRC=$QEMU_LWP_ROOT/tests/kvm/l1-init.sh
 EXPECT_SRC=$QEMU_LWP_ROOT/tests/user/lwp-msvc-port.expected
+LINUX_DIR=${NESTED_LINUX_DIR:-$LWP_BUILDDIR/tests/linux}
+LINUX_FILES=("$LINUX_DIR/bzImage" "$LINUX_DIR/initramfs.cpio.gz")
 DEB_DIR=$QEMU_LWP_CACHE/nested
 LOG=$QEMU_LWP_BUILD/nested-image.log
 # Firmware a pc machine with -kernel needs (seen with strace); the option ROMs
@@ -43,6 +48,12 @@ need_cmd modinfo kmod
 need_cmd strip binutils
 [ -x "$QEMU_BIN" ] || die "no $QEMU_BIN: build QEMU first (scripts/run.sh)"
 ls "$GUEST_DIR"/*.img >/dev/null 2>&1 || die "no guest images in $GUEST_DIR: build the tests first"
+LINUX=no
+if [ -f "${LINUX_FILES[0]}" ] && [ -f "${LINUX_FILES[1]}" ]; then
+    LINUX=yes
+elif [ -n "${NESTED_LINUX_DIR:-}" ]; then
+    die "no ${LINUX_FILES[*]}: build the Linux guest first (tests/linux)"
+fi
 
 # --- the packages ----------------------------------------------------------
 KREL=$(debian_kernel_release)
@@ -96,6 +107,7 @@ inputs() {
     sha256sum "$0" "$INIT_SRC" "$EXPECT_SRC" "$KDEB" "$BBDEB" "$QEMU_BIN" \
         $(qemu_libs | xargs readlink -f) $(readlink -f "${FIRMWARE[@]}") "$GUEST_DIR"/*.img
     if [ $MODSRC = patched ]; then sha256sum "$PATCHED_DIR"/*.ko; fi
+    if [ $LINUX = yes ]; then sha256sum "${LINUX_FILES[@]}"; fi
 }
 WANT=$(inputs | sha256sum | cut -c1-32)
 if [ -f "$OUT/initramfs.cpio.gz" ] && [ -f "$OUT/vmlinuz" ] &&
@@ -145,6 +157,11 @@ cp -L "$R"/usr/share/qemu/* "$R"/usr/share/seabios/ 2>/dev/null || true
 # --- guest images ---------------------------------------------------------------
 cp "$GUEST_DIR"/*.img "$R/tests/"
 cp "$EXPECT_SRC" "$R/tests/"
+if [ $LINUX = yes ]; then
+    mkdir -p "$R/linux"
+    cp "${LINUX_FILES[@]}" "$R/linux/"
+    log "Linux guest: ${LINUX_FILES[*]}"
+fi
 
 # --- KVM modules ------------------------------------------------------------------
 mod_path() {     # module name (kvm_amd or kvm-amd) -> path of its .ko
@@ -180,6 +197,7 @@ done
 cat >"$R/etc/nested-image" <<EOF
 kernel=$KPKG $(basename "$KDEB")
 kvm_modules=$MODSRC
+linux_guest=$LINUX
 qemu_sha256=$(sha256sum "$QEMU_BIN" | cut -c1-16)
 built=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 EOF

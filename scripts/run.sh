@@ -53,13 +53,14 @@ demo)
             --kernel "$LWP_BUILDDIR/tests/guest/demo-lwp-$mode.img" | grep -v '^SUMMARY:'
     done
     # A real OS: the LWP-enabled Linux kernel of patches/linux/ (docs/lwp-linux.rst)
-    # boots; the MSVC sample and four threads profile themselves on two vCPUs.
+    # boots; the MSVC sample and four threads profile themselves on two vCPUs,
+    # and lwp-prof profiles Debian's xz on the guest's LWP (flat profile).
     python3 "$QEMU_LWP_ROOT/tests/linux/run_linux.py" --echo \
         --qemu "$QEMU_BUILDDIR/qemu-system-x86_64" --cpu "${LWP_DEMO_CPU:-max}" --smp 2 \
         --kernel "$LWP_BUILDDIR/tests/linux/bzImage" \
         --initrd "$LWP_BUILDDIR/tests/linux/initramfs.cpio.gz" \
         --msvc-expected "$QEMU_LWP_ROOT/tests/user/lwp-msvc-port.expected" \
-        --tests msvc,threads:4:1000 | grep -v -E '^(PASS|qemu): |^[0-9]+ passed'
+        --tests msvc,threads:4:1000,prof | grep -v -E '^(PASS|qemu): |^[0-9]+ passed'
     ;;
 test)
     rc=0

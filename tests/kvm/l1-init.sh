@@ -21,6 +21,9 @@
 #   l1migdiag=sync    instead of the migration: one guest, 'info registers'
 #                     in the middle of its run (a KVM state sync), then the key
 #   l1ipf=0|1         -append ipf=N of lwp-events (1 when L0's CPU has lwpipf)
+#   l1linux=a,b,...   lwptests= of the LWP Linux guest (/linux/, tests/linux)
+#                     booted as L2 with -cpu host after the guest images
+#                     ('none', the default: not booted)
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -42,6 +45,7 @@ DIAG=0
 HOPS=2
 ACCELS=kvm
 TCGCPU=Opteron_G5-v2
+LINUXTESTS=none
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -53,6 +57,7 @@ for w in $(cat /proc/cmdline); do
     l1timeout=*) T=${w#*=};;
     l1ipf=*) IPF=${w#*=};;
     l1migdiag=*) DIAG=${w#*=};;
+    l1linux=*) LINUXTESTS=${w#*=};;
     esac
 done
 
@@ -138,6 +143,25 @@ for name in $TESTS; do
       echo "@@rc $?"; } | sed "s/^/L2 $name| /"
     echo "@@L2-END $name uptime=$(up)"
 done
+
+# --- the LWP Linux guest as L2, the way tests/linux/run_linux.py boots it ---------
+if [ "$LINUXTESTS" != none ]; then
+    if [ ! -f /linux/bzImage ] || [ ! -f /linux/initramfs.cpio.gz ]; then
+        echo "@@LINUX-SKIP no /linux/bzImage and initramfs.cpio.gz in the image"
+    elif [ $HAVE_LWP = 0 ] && [ "$LWPMODE" != force ]; then
+        echo "@@LINUX-SKIP KVM in L1 does not offer lwp to -cpu host"
+    else
+        echo "@@LINUX-BEGIN bzImage cpu=host uptime=$(up)"
+        # The guest's console lines end in CR LF: no CR in the relayed lines.
+        { timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 1 -m 256 \
+              -nodefaults -display none -no-reboot -serial stdio \
+              -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+              -append "console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests=$LINUXTESTS" \
+              </dev/null 2>&1
+          echo "@@rc $?"; } | tr -d '\r' | sed "s/^/L2 linux| /"
+        echo "@@LINUX-END bzImage uptime=$(up)"
+    fi
+fi
 
 # --- live migration between L1 QEMU processes ------------------------------------------
 # Process k of a migration run is QEMU number k: it reads HMP commands from

@@ -11,6 +11,9 @@ L1: that kernel loads the KVM modules (Debian's, or the patched ones of
     tests/guest/run_guest.py runs them, then live-migrates the
     tests/guest/lwp-migrate guest between two L1 QEMU processes (HMP over
     pipe chardevs; the destination gets the key press that ends the run).
+    With --linux-tests, L1 also boots the LWP Linux guest of tests/linux
+    (bzImage and initramfs, when built) as L2 with -cpu host and this
+    harness judges its console the way tests/linux/run_linux.py does.
 
 This harness reads L1's serial console (tests/kvm/l1-init.sh writes it),
 judges every step and prints PASS:/FAIL:/SKIP: lines, the timings and the
@@ -36,6 +39,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'common'))
 from checks import report  # noqa: E402
 import checks  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'linux'))
+import run_linux  # noqa: E402
 
 DEFAULT_TESTS = ('smoke-64,smoke-32,lwp-absent-64,lwp-absent-32,lwp-cpuid-64,lwp-cpuid-32,'
                  'lwp-insn-64,lwp-insn-32,lwp-xsave-64,lwp-xsave-32,lwp-fault-64,lwp-fault-32,'
@@ -80,6 +85,12 @@ def main():
                     help="1: print the LWP lines of HMP 'info registers' before and after "
                     "each migration; sync: no migration, one 'info registers' in the middle "
                     "of the guest's run")
+    ap.add_argument('--linux-tests', default='abi,msvc,threads:4:1500',
+                    help="lwptests= of the LWP Linux guest booted as L2 (tests/linux/init.sh), "
+                    "or 'none' (default %(default)s)")
+    ap.add_argument('--linux-dir',
+                    help='where the Linux guest (bzImage, initramfs.cpio.gz) is; given, it must '
+                    'be there (default: build/lwp/tests/linux when built)')
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
     ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
@@ -91,6 +102,8 @@ def main():
     if not args.no_build:
         env = dict(os.environ, QEMU_LWP_QEMU_BUILDDIR=os.path.dirname(os.path.abspath(args.qemu)),
                    NESTED_GUEST_DIR=os.path.abspath(args.guest_dir))
+        if args.linux_dir:
+            env['NESTED_LINUX_DIR'] = os.path.abspath(args.linux_dir)
         r = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'build-nested-image.sh'),
                             args.outdir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, env=env)
@@ -113,9 +126,9 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s'
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
-                 args.hops, args.accels, args.tcg_cpu))
+                 args.hops, args.accels, args.tcg_cpu, args.linux_tests))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
@@ -185,6 +198,8 @@ def judge(args, lines, timed_out):
             skip('L2 %s: %s' % (name, reason))
         for name in [] if args.migrate == 'none' else args.migrate.split(','):
             skip('live migration of %s in L1: %s' % (name, reason))
+        if args.linux_tests != 'none':
+            skip('L2 Linux guest: %s' % reason)
         return
     report('@@L1-KVM' in texts, 'L1 has /dev/kvm (nested SVM on TCG)')
     # L0 itself giving up (cpu_abort): name it, with the CPU state it dumped.
@@ -199,6 +214,7 @@ def judge(args, lines, timed_out):
 
     for name in args.tests.split(','):
         judge_l2(name, lines)
+    judge_linux(args, lines)
     judge_migration(args, lines)
     done = '@@L1-DONE' in ' '.join(texts)
     report(done, 'L1 ran to the end' + (' (L0 timed out after %d s)' % args.timeout
@@ -254,6 +270,34 @@ def judge_l2(name, lines):
     cpu = re.search(r'cpu=(\S+)', begin).group(1)
     report(not problems, 'L2 %s under KVM in L1 (-cpu %s): %d checks passed%s%s' % (
         name, cpu, passed, took, '' if not problems else ': ' + '; '.join(problems)))
+
+
+def judge_linux(args, lines):
+    """The verdict of tests/linux/run_linux.py on the LWP Linux guest's console."""
+    if args.linux_tests == 'none':
+        return
+    texts = [l for _, l in lines]
+    _, skipped_why = first(lines, '@@LINUX-SKIP ')
+    if skipped_why:
+        # Given --linux-dir, the image holds the guest: no reason to skip.
+        why = skipped_why.split(' ', 1)[1]
+        if args.linux_dir and not why.startswith('KVM in L1 does not offer'):
+            report(False, 'L2 Linux guest: %s' % why)
+        else:
+            skip('L2 Linux guest: %s' % why)
+        return
+    t_begin, begin = first(lines, '@@LINUX-BEGIN ')
+    if begin is None:
+        report(False, 'L2 Linux guest: never started')
+        return
+    t_end, _ = first(lines, '@@LINUX-END ')
+    out = guest_lines(texts, 'L2 linux| ')
+    rc = next((l.split()[1] for l in out if l.startswith('@@rc ')), None)
+    label = 'L2 Linux under KVM in L1 (-cpu %s): ' % re.search(r'cpu=(\S+)', begin).group(1)
+    run_linux.judge(out, args.linux_tests, EXPECT, False,
+                    'the guest powered off%s (QEMU exit status %s)'
+                    % (' in %.1f s' % (t_end - t_begin) if t_end is not None else '', rc),
+                    rc == '0', label)
 
 
 def judge_migration(args, lines):
@@ -349,14 +393,15 @@ def timing(lines, build, l0, total):
         print('TIMING: L0 start to /dev/kvm ready %.1f s' % t_kvm)
     begins = {}
     for t, l in lines:
-        m = re.match(r'@@(L2|MIG|SYNC)-(BEGIN|END) (\S+)', l)
+        m = re.match(r'@@(L2|MIG|SYNC|LINUX)-(BEGIN|END) (\S+)', l)
         if m:
             key = (m.group(1), m.group(3))
             if m.group(2) == 'BEGIN':
                 begins[key] = t
             elif key in begins:
                 print('TIMING: %s %s %.1f s' % ({'L2': 'L2 test', 'MIG': 'migration run',
-                                                  'SYNC': 'sync run'}[m.group(1)],
+                                                  'SYNC': 'sync run',
+                                                  'LINUX': 'L2 Linux guest'}[m.group(1)],
                                                  key[1], t - begins[key]))
     print('TIMING: L0 run %.1f s, total %.1f s' % (l0, total))
     if skipped:

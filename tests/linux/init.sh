@@ -10,6 +10,8 @@
 #                      colons: threads:4:1500 runs 'lwp-linux-threads 4 1500'
 #                      (names without the lwp-linux- prefix; msvc is
 #                      lwp-msvc-port, whose output the harness compares)
+#                      prof runs lwp-prof-guest.sh: lwp-prof record and
+#                      report, drained at the threshold interrupt)
 #
 # Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
 # '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
@@ -34,6 +36,7 @@ for t in $TESTS; do
     [ "$name" = "$t" ] || args=$(echo "${t#*:}" | tr : ' ')
     case $name in
     msvc) prog=/tests/lwp-msvc-port;;
+    prof) prog=/tests/lwp-prof-guest.sh;;
     *) prog=/tests/lwp-linux-$name;;
     esac
     echo "@@RUN $name"

@@ -10,10 +10,17 @@ The guest's /init (tests/linux/init.sh) runs the programs named by
   - every program ran to the end with status 0 and printed no FAIL line
     (each PASS/FAIL line is passed through);
   - the output of the MSVC sample equals tests/user/lwp-msvc-port.expected;
+  - lwptests=prof (tests/linux/lwp-prof-guest.sh): lwp-prof record ran
+    in the guest, drained at the threshold interrupt (the report says so, the
+    guest's LWP interrupt count rose by at least the drains made before
+    exit: no timer), with MissedEvents 0; the 60/30/10 program's shares are
+    within 2 points, xz's hottest code is in liblzma;
   - the console shows no kernel oops, BUG, WARNING or panic, and the guest
     powered off by itself within the time limit.
 """
 import argparse
+import csv
+import io
 import os
 import re
 import subprocess
@@ -31,28 +38,110 @@ LWP_XFEATURE = ("x86/fpu: Supporting XSAVE feature 0x4000000000000000: "
                 "'AMD Lightweight Profiling'")
 
 
-def judge(lines, tests, msvc_expected, echo, finished_what, finished):
+PROF_HEADER = re.compile(r'^# (\d+) samples, (\d+) missed \(MissedEvents\), (\d+) ring drains')
+PROF_THREADS = re.compile(r'(\d+) thread\(s\)')
+PROF_SHARES = {'work60': 60.0, 'work30': 30.0, 'work10': 10.0}
+
+
+def judge_prof(body):
+    """Check the profiles lwp-prof-guest.sh printed: one per '@@PROF name'."""
+    profiles = {}
+    name = None
+    for ln in body:
+        if ln.startswith('@@PROF '):
+            name = ln.split()[1]
+            profiles[name] = {'irq': [], 'report': [], 'csv': [], 'rc': None}
+            part = None
+        elif name is None:
+            continue
+        elif ln.startswith('@@LWP-IRQ '):
+            profiles[name]['irq'].append(int(ln.split()[1]))
+        elif ln.startswith('@@RECORD '):
+            w = ln.split()
+            profiles[name]['rc'] = w[1].split('=')[1]
+            profiles[name]['seconds'] = float(w[3]) - float(w[2])
+        elif ln in ('@@REPORT', '@@CSV'):
+            part = ln[2:].lower()
+        elif ln == '@@ENDPROF':
+            part = None
+        elif part:
+            profiles[name][part].append(ln)
+        elif ln.startswith('lwp-prof'):
+            print('  prof| ' + ln)      # record's summary, or its error
+    for name in ('proportions', 'xz'):
+        p = profiles.get(name)
+        checks.report(p is not None and p['rc'] == '0',
+                      'prof %s: lwp-prof record ran in the guest, status %s'
+                      % (name, p and p['rc']))
+        if p is None:
+            continue
+        for ln in p['report']:
+            print('  prof| ' + ln)
+        print('note: prof %s: record took %.1f s of guest time' % (name, p['seconds']))
+        hdr = [PROF_HEADER.match(ln) for ln in p['report']]
+        hdr = [m for m in hdr if m]
+        threads = [PROF_THREADS.search(ln) for ln in p['report']]
+        threads = [int(m.group(1)) for m in threads if m]
+        if not hdr or not threads or len(p['irq']) != 2:
+            checks.report(False, 'prof %s: the report has its header' % name)
+            continue
+        samples, missed, drains = (int(x) for x in hdr[0].groups())
+        irqs = p['irq'][1] - p['irq'][0]
+        checks.report(any(ln == '# drained at the threshold interrupt (--threshold-signal)'
+                          for ln in p['report']),
+                      'prof %s: the report says it was drained at the threshold interrupt'
+                      % name)
+        checks.report(missed == 0, 'prof %s: MissedEvents 0 (%d) in %d samples'
+                      % (name, missed, samples))
+        # Only the exit of each thread drains without a signal (no timer in
+        # this mode), so every other drain followed a threshold interrupt.
+        checks.report(drains > threads[0] and irqs >= drains - threads[0],
+                      'prof %s: %d ring drains in %d thread(s), %d LWP threshold '
+                      'interrupts (%d samples / 512-record threshold = %d)'
+                      % (name, drains, threads[0], irqs, samples, samples // 512))
+        rows = list(csv.DictReader(io.StringIO('\n'.join(p['csv']))))
+        rows = [r for r in rows if not r['object'].startswith('liblwp-prof')]
+        total = sum(int(r['samples']) for r in rows) or 1
+        if name == 'proportions':
+            got = {s: 100.0 * sum(int(r['samples']) for r in rows
+                                  if r['symbol'] == s and r['object'] == 'proportions') / total
+                   for s in PROF_SHARES}
+            checks.report(all(abs(got[s] - PROF_SHARES[s]) <= 2.0 for s in PROF_SHARES),
+                          'prof proportions: shares within 2 points of 60/30/10: '
+                          + ', '.join('%s %.2f' % (s, got[s]) for s in PROF_SHARES))
+        else:
+            top = max(rows, key=lambda r: int(r['samples']), default=None)
+            checks.report(top is not None and top['object'].startswith('liblzma'),
+                          "prof xz: its hottest code is liblzma's (%s in %s)"
+                          % (top and top['symbol'], top and top['object']))
+
+
+def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
     """Check a console transcript (a list of lines) of the guest's /init
-    running the programs of `tests`; one PASS/FAIL line per check."""
-    checks.report(finished, finished_what)
+    running the programs of `tests`; one PASS/FAIL line per check, each
+    named with `label` first (tests/kvm/run-nested.py: which guest)."""
+    def report(ok, what):
+        checks.report(ok, label + what)
+
+    report(finished, finished_what)
     trouble = [ln for ln in lines if KERNEL_TROUBLE.search(ln)]
-    checks.report(not trouble, 'no kernel oops, BUG, WARNING or panic on the console'
-                  + ('' if not trouble else ': ' + trouble[0].strip()))
+    report(not trouble, 'no kernel oops, BUG, WARNING or panic on the console'
+           + ('' if not trouble else ': ' + trouble[0].strip()))
     up = [ln for ln in lines if ln.startswith('@@UP ')]
     done = [ln for ln in lines if ln.startswith('@@DONE')]
     if up:
         print('note: /init started %s s after boot' % up[0].split()[1])
-    checks.report(bool(done), 'the guest ran its /init to the end')
+    report(bool(done), 'the guest ran its /init to the end')
 
     dmesg = []
     if '@@DMESG-LWP' in lines:
         i = lines.index('@@DMESG-LWP')
         dmesg = lines[i + 1:]
-    checks.report(any(LWP_XFEATURE in ln for ln in dmesg),
-                  "dmesg: %s" % LWP_XFEATURE)
-    checks.report(any('x86/lwp: AMD Lightweight Profiling available' in ln for ln in dmesg),
-                  'dmesg: x86/lwp: AMD Lightweight Profiling available, with the '
-                  'threshold vector')
+    report(any(LWP_XFEATURE in ln for ln in dmesg),
+           "dmesg: %s" % LWP_XFEATURE)
+    report(any('x86/lwp: AMD Lightweight Profiling available' in ln for ln in dmesg),
+           'dmesg: x86/lwp: AMD Lightweight Profiling available, with the '
+           'threshold vector')
     for ln in dmesg:
         if 'LWP' in ln or 'lwp' in ln:
             print('note: ' + ln.strip())
@@ -62,7 +151,7 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
         try:
             i = lines.index('@@RUN ' + name)
         except ValueError:
-            checks.report(False, '%s: started in the guest' % name)
+            report(False, '%s: started in the guest' % name)
             continue
         end = None
         for j in range(i + 1, len(lines)):
@@ -70,6 +159,11 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
                 end = j
                 break
         body = lines[i + 1:end if end is not None else len(lines)]
+        if name == 'prof':
+            judge_prof(body)
+            rc = lines[end].split('rc=')[1] if end is not None else None
+            checks.report(rc == '0', 'prof: lwp-prof-guest.sh exit status 0 (%s)' % rc)
+            continue
         for ln in body:
             if echo or ln.startswith(('PASS: ', 'FAIL: ', 'note: ', 'SUMMARY: ',
                                            'THREAD-ISOLATION:')):
@@ -81,17 +175,17 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished):
                 with open(msvc_expected) as f:
                     expected = f.read().splitlines()
                 got = [ln for ln in body]
-                checks.report(got == expected, 'msvc: the MSVC sample prints exactly %s'
-                              % os.path.basename(msvc_expected))
+                report(got == expected, 'msvc: the MSVC sample prints exactly %s'
+                       % os.path.basename(msvc_expected))
                 if got != expected:
                     for ln in got:
                         print('  msvc| ' + ln)
-            checks.report(rc == '0', 'msvc: exit status 0 (%s)' % rc)
+            report(rc == '0', 'msvc: exit status 0 (%s)' % rc)
             continue
         passes = sum(1 for ln in body if ln.startswith('PASS: '))
-        checks.report(rc == '0' and not fails and passes > 0,
-                      '%s: ran to the end, status %s, %d checks passed, %d failed'
-                      % (name, rc, passes, len(fails)))
+        report(rc == '0' and not fails and passes > 0,
+               '%s: ran to the end, status %s, %d checks passed, %d failed'
+               % (name, rc, passes, len(fails)))
 
 
 def main():

@@ -93,7 +93,8 @@ static int env_signal(const char *name, int dflt)
     } else {
         v = strtol(s, &end, 10);
         if (*end || end == s) {
-            v = -1;
+            /* glibc names signal 29 POLL; Linux delivers LWP's threshold as SIGIO */
+            v = !strcmp(s, "IO") ? SIGIO : -1;
             for (int i = 1; i < SIGRTMIN; i++) {
                 if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), s)) {
                     v = i;          /* USR2, PROF, IO, ... */

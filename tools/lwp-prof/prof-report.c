@@ -565,6 +565,9 @@ int report_main(int argc, char **argv)
             printf("# %zu samples, %" PRIu64 " missed (MissedEvents), %" PRIu64
                    " ring drains%s\n", d.n_samples, d.missed, d.drains,
                    d.ended ? "" : ", profile not closed (killed?)");
+            printf("# drained %s\n", d.hdr.drain == LWPPROF_DRAIN_THRESHOLD
+                   ? "at the threshold interrupt (--threshold-signal)"
+                   : "by a CPU-time timer (--drain-ms)");
         }
         printf("#\n# %8s %10s  %-40s %s\n", "percent", weights ? "events" : "samples",
                lines ? "source line / symbol" : "symbol", "shared object");
