@@ -57,12 +57,6 @@ apt_update() {
     APT_UPDATED=1
 }
 
-installed_version() {   # prints the version of an installed package, or nothing
-    # dpkg-query fails for a package it has never seen: that is "nothing".
-    { dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null || true; } |
-        awk '$1 == "ii" { print $2 }'
-}
-
 apt_install() {
     [ "$(id -u)" = 0 ] || die "missing packages, install them as root: apt-get install $*"
     step "apt-get install $*"

@@ -52,10 +52,6 @@ MAKE=(make -C "$SRC" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc"
       KBUILD_BUILD_USER=qemu-lwp KBUILD_BUILD_HOST=qemu-lwp)
 
 # --- packages -----------------------------------------------------------------
-installed_version() {
-    dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null |
-        awk '$1 == "ii" { print $2 }'
-}
 need=()
 [ -n "$(installed_version "$SRC_PKG")" ] || need+=("$SRC_PKG")
 for t in make:make gcc:gcc ccache:ccache flex:flex bison:bison bc:bc \

@@ -50,6 +50,13 @@ on_unexpected_error() {
 }
 trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]:-$0}:$LINENO"' ERR
 
+# installed_version PACKAGE: its installed version, or nothing (dpkg-query
+# fails for a package it has never seen: that is "not installed" too).
+installed_version() {
+    { dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' "$1" 2>/dev/null || true; } |
+        awk '$1 == "ii" { print $2 }'
+}
+
 # The release (6.1.0-NN-amd64) of the kernel Debian's linux-image-amd64
 # depends on; empty when apt knows no such package yet.
 debian_kernel_release() {
