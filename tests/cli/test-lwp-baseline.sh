@@ -68,6 +68,10 @@ printf '{"return":{"model":{"props":{"lwp":true,"lwpval":"yes"}}}}' >"$tmp/type.
 bad "a flag that is not a boolean" '"lwpval" is string, not a boolean' -- "$tmp/type.json"
 printf '{"return":{"model":{"props":{"lwp":true,"lwp-version":300}}}}' >"$tmp/big.json"
 bad "a number out of range" '"lwp-version" is 300, not a number from 0 to 255' -- "$tmp/big.json"
+# Found by tests/fuzz (fuzz_lwp_baseline): nlohmann throws out_of_range, not
+# parse_error, for a float too large for a double; it once ended in abort().
+printf '{"return":{"model":{"props":{"lwp":1e999999}}}}' >"$tmp/huge.json"
+bad "a number too large for JSON's doubles" 'huge.json: unusable JSON in the document at 1:1: .*number overflow' -- "$tmp/huge.json"
 echo 'nothing here' >"$tmp/junk.txt"
 bad "neither QMP nor CPUID dump" "neither a query-cpu-model-expansion" -- "$tmp/junk.txt"
 bad "unknown LWP property" "unknown LWP property 'lwp-max-event'" -- --cpu 'max,lwp=on,lwp-max-event=5'

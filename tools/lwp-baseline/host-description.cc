@@ -180,6 +180,10 @@ std::vector<json> parse_json_documents(const std::string &host, const std::strin
             size_t at = start + (e.byte ? e.byte - 1 : 0);
             fail(host + ":" + line_column(text, at) + ": malformed JSON: " +
                  parse_error_detail(e));
+        } catch (const json::exception &e) {
+            // Well-formed but unrepresentable, e.g. a number out of range.
+            fail(host + ": unusable JSON in the document at " + line_column(text, start) +
+                 ": " + e.what());
         }
     }
     return docs;
