@@ -21,7 +21,7 @@ mkdir -p "$tmp/bin"
 cat >"$tmp/bin/apt-get" <<'STUB'
 #!/bin/sh
 case "$1:$STUB_APT" in
-update:update-fails) echo "E: Failed to fetch http://registry/dists/bookworm/InRelease" >&2; exit 100 ;;
+update:update-fails) echo "E: Failed to fetch dists/bookworm/InRelease (stub: registry unreachable)" >&2; exit 100 ;;
 update:*) exit 0 ;;
 install:*) for a; do last=$a; done
            echo "E: Unable to locate package $last" >&2; exit 100 ;;
