@@ -29,14 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-FORCE=0
-for arg in "$@"; do
-    case $arg in
-    --force) FORCE=1 ;;
-    -h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument '$arg' (try --help)" ;;
-    esac
-done
+parse_force_or_help 3,28 "$@"
 
 LINUX_SERIES_DIR=$QEMU_LWP_ROOT/patches/linux
 KBUILD_FILE=$LINUX_SERIES_DIR/Kbuild

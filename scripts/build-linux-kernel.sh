@@ -24,14 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-FORCE=0
-for arg in "$@"; do
-    case $arg in
-    --force) FORCE=1 ;;
-    -h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument '$arg' (try --help)" ;;
-    esac
-done
+parse_force_or_help 3,22 "$@"
 
 SERIES_DIR_LINUX=$QEMU_LWP_ROOT/patches/linux
 FRAGMENT=$QEMU_LWP_ROOT/tests/linux/kernel.config

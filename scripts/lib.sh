@@ -50,6 +50,22 @@ on_unexpected_error() {
 }
 trap 'on_unexpected_error $? "$BASH_COMMAND" "${BASH_SOURCE[0]:-$0}:$LINENO"' ERR
 
+# parse_force_or_help HELP_LINES ARGS...: the arguments of a build script
+# that takes only --force (sets FORCE=1) and --help (prints HELP_LINES,
+# e.g. '3,22', of the script's leading comment).
+parse_force_or_help() {
+    local lines=$1 arg
+    shift
+    FORCE=0
+    for arg in "$@"; do
+        case $arg in
+        --force) FORCE=1 ;;
+        -h | --help) sed -n "${lines}p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument '$arg' (try --help)" ;;
+        esac
+    done
+}
+
 # installed_version PACKAGE: its installed version, or nothing (dpkg-query
 # fails for a package it has never seen: that is "not installed" too).
 installed_version() {
