@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The LWPCB and event record of LWP version 1 as a user program sees them
- * (AMD pub. 43724, figure 6-1 and figure 2-1), for the linux-user test
- * programs: three events (LwpCbSize 19 quadwords, LwpEventOffset 80h).
+ * (AMD pub. 43724, figure 6-1 and figure 2-1), for the test programs of
+ * every suite (linux-user, system guests, the Linux guest, benchmarks):
+ * three events (LwpCbSize 19 quadwords, LwpEventOffset 80h).
  */
 #ifndef LWP_USER_ABI_H
 #define LWP_USER_ABI_H

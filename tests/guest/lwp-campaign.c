@@ -15,6 +15,7 @@
  */
 #include "lwp.h"
 #include "apic.h"
+#include "../common/lwp-campaign-case.h"
 
 #define ARENA_PAGES 8
 #define LWPCB_BYTES (0x13 * 8)
@@ -22,22 +23,8 @@
 static uint8_t *arena;
 static uint8_t shadow[ARENA_PAGES * 4096];
 static uint8_t xarea[4096] __attribute__((aligned(64)));
-static uint64_t rng_state;
 static volatile unsigned n_pf, n_gp, n_irq, n_bad_pf;
 static uint32_t lwp_edx;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static uint32_t rnd_below(uint32_t n)
-{
-    return (uint32_t)(rnd() % n);
-}
 
 static void arena_accessible(void)
 {
@@ -166,16 +153,7 @@ static int one_case(unsigned n)
         arena[i] = (uint8_t)rnd();
     }
     memset(cb, 0, sizeof(*cb));
-    cb->flags = (uint32_t)rnd() & (rnd_below(4) ? 0x8000000e : 0xffffffff);
-    cb->buffer_size = ring_size | (rnd_below(4) ? 0 : ((uint32_t)rnd() & 0xf000001f));
-    cb->buffer_base = (uintptr_t)ring;
-    cb->head = rnd_below(4) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
-    cb->threshold = rnd_below(2) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
-    cb->filters = rnd_below(4) ? 0 : (uint32_t)rnd();
-    for (int i = 0; i < 3; i++) {
-        cb->event[i].interval = rnd_below(300);
-        cb->event[i].counter = rnd_below(300);
-    }
+    campaign_random_lwpcb(cb, ring, ring_size);
     memcpy(shadow, arena, sizeof(shadow));
     if (rnd_below(2)) {
         static const uint64_t bits[] = { PTE_P, PTE_RW, PTE_US };
@@ -219,7 +197,7 @@ int main(void)
     unsigned cases = cmdline_ulong("cases", 60), failed = 0;
     uint32_t a, b, c;
 
-    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    campaign_seed(seed);
     arena = alloc_pages(ARENA_PAGES);
     lwp_os_enable(0, 0x30);
     lwp_cpuid(&a, &b, &c, &lwp_edx);

@@ -731,7 +731,7 @@ static void path_pnd(struct tr_path *p, unsigned iters)
 /* ---- running a program and comparing with the model ----------------------- */
 
 static struct lwpcb *cb, *cb2;
-static struct tr_hwrec *ring, *ring2;
+static struct lwp_record *ring, *ring2;
 static uint8_t *data_page;
 static struct prog_args args, args2;
 static bool ipf_supported;
@@ -748,7 +748,7 @@ static void cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter)
     m->fault_rec = -1;
 }
 
-static void prepare(struct lwpcb *c, struct tr_hwrec *r, const struct tr_cfg *m, uint32_t head0)
+static void prepare(struct lwpcb *c, struct lwp_record *r, const struct tr_cfg *m, uint32_t head0)
 {
     lwpcb_init(c, r, RING_BYTES, m->events);
     memset(r, 0, RING_BYTES);
@@ -775,7 +775,7 @@ static void verify_flush(const char *what, const struct tr_path *p, const struct
                          unsigned capacity);
 
 static void verify(const char *what, const struct tr_path *p, const struct tr_cfg *m,
-                   const struct lwpcb *c, const struct tr_hwrec *r,
+                   const struct lwpcb *c, const struct lwp_record *r,
                    const struct prog_args *a, uint32_t head0)
 {
     unsigned where = 0;

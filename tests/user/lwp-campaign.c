@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "../common/lwp-campaign-case.h"
 #include "../common/lwp-user-abi.h"
 
 #define PAGE 4096
@@ -37,21 +38,7 @@
 static uint8_t *arena, *filemap;
 static uint8_t shadow[ARENA_PAGES * PAGE];
 static int file_fd;
-static uint64_t rng_state;
 static volatile unsigned nsegv, nbus;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static uint32_t rnd_below(uint32_t n)
-{
-    return (uint32_t)(rnd() % n);
-}
 
 static void all_accessible(void)
 {
@@ -204,17 +191,7 @@ static int one_case(unsigned n)
         arena[i] = (uint8_t)rnd();
     }
     memset(cb, 0, sizeof(*cb));
-    cb->flags = (uint32_t)rnd() & (rnd_below(4) ? 0x8000000e : 0xffffffff);
-    /* Random in 31:28 (Random) and 4:0 (ignored); the ring stays in place. */
-    cb->buffer_size = ring_size | (rnd_below(4) ? 0 : ((uint32_t)rnd() & 0xf000001f));
-    cb->buffer_base = (uintptr_t)ring;
-    cb->head = rnd_below(4) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
-    cb->threshold = rnd_below(2) ? 32 * rnd_below(ring_size / 32) : (uint32_t)rnd();
-    cb->filters = rnd_below(4) ? 0 : (uint32_t)rnd();
-    for (int i = 0; i < 3; i++) {
-        cb->event[i].interval = rnd_below(300);
-        cb->event[i].counter = rnd_below(300);
-    }
+    campaign_random_lwpcb(cb, ring, ring_size);
     memcpy(shadow, arena, sizeof(shadow));
 
     /* Random protections: a page of the LWPCB or of the ring goes away. */
@@ -275,7 +252,7 @@ int main(int argc, char **argv)
     unsigned failures = 0;
 
     setvbuf(stdout, NULL, _IONBF, 0);
-    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    campaign_seed(seed);
     file_fd = mkstemp(name);
     if (file_fd < 0) {
         perror("mkstemp");

@@ -38,8 +38,6 @@ static void report(int pass, const char *fmt, ...)
 #define RING_BYTES 4096
 #define NSLOTS (RING_BYTES / 32)
 
-#include "../common/lwp-user-abi.h"
-
 /* Shared with the program (offsets used in the assembly below). */
 struct prog_args {
     uint32_t cb;                /* 0 */
@@ -172,7 +170,7 @@ TR_LABEL(usr_start); TR_LABEL(usr_top); TR_LABEL(usr_l); TR_LABEL(usr_l_end); TR
 TR_LABEL(usr_after); TR_LABEL(usr_done); TR_LABEL(usr_fn); TR_LABEL(usr_fn_end);
 
 static struct lwpcb cb;
-static struct tr_hwrec ring[NSLOTS] __attribute__((aligned(4096)));
+static struct lwp_record ring[NSLOTS] __attribute__((aligned(4096)));
 static struct prog_args args;
 static struct tr_path path;
 static struct tr_out out;

@@ -23,6 +23,7 @@
 #include <x86intrin.h>
 
 #include "../common/lwp-user-abi.h"
+#include "lwp-counted-run.h"
 
 #define PAGE 4096
 #define RING_SIZE (2 * PAGE)
@@ -59,8 +60,6 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 /* Run IRE at the minimum interval until the ring holds @want records. */
 static unsigned long ire_run(unsigned file_size, unsigned *records)
 {
-    unsigned long hash = 0;
-
     if (ftruncate(ring_fd, 0) != 0 || ftruncate(ring_fd, file_size) != 0) {
         exit(2);
     }
@@ -70,17 +69,7 @@ static unsigned long ire_run(unsigned file_size, unsigned *records)
     cb.buffer_base = (uintptr_t)ring;
     cb.event[1].interval = cb.event[1].counter = 0;   /* raised to the minimum */
     nbus = 0;
-    __llwpcb(&cb);
-    asm volatile("mov $40000, %%ecx\n"
-                 "1: nop\n nop\n nop\n dec %%ecx\n jnz 1b\n" ::: "ecx", "cc");
-    __slwpcb();
-    asm volatile("" ::: "memory");
-    __llwpcb(0);
-    *records = cb.head / 32;
-    for (unsigned i = 0; i < *records; i++) {
-        hash = hash * 31 + ring[i].ip + ring[i].event_id + ring[i].data2;
-    }
-    return hash;
+    return lwp_counted_run(&cb, ring, 40000, records);
 }
 
 /* ---- a racing thread --------------------------------------------------- */

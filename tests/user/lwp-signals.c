@@ -20,6 +20,7 @@
 #include <x86intrin.h>
 
 #include "../common/lwp-user-abi.h"
+#include "lwp-counted-run.h"
 
 #ifdef __x86_64__
 #define REG_PC REG_RIP
@@ -86,8 +87,6 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 
 static unsigned long ring_run(int protect, unsigned *records)
 {
-    unsigned long hash = 0;
-
     memset(&cb, 0, sizeof(cb));
     memset(ring, 0, 8192);
     cb.flags = 1u << 2 | 1u << 3;
@@ -99,17 +98,7 @@ static unsigned long ring_run(int protect, unsigned *records)
     if (protect) {
         mprotect((char *)ring + 4096, 4096, PROT_NONE);
     }
-    __llwpcb(&cb);
-    asm volatile("mov $20000, %%ecx\n"
-                 "1: nop\n nop\n nop\n dec %%ecx\n jnz 1b\n" ::: "ecx", "cc");
-    __slwpcb();
-    asm volatile("" ::: "memory");
-    __llwpcb(0);
-    *records = cb.head / 32;
-    for (unsigned i = 0; i < *records; i++) {
-        hash = hash * 31 + ring[i].ip + ring[i].event_id + ring[i].data2;
-    }
-    return hash;
+    return lwp_counted_run(&cb, ring, 20000, records);
 }
 
 /* ---- threads ----------------------------------------------------------- */

@@ -29,6 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* struct lwp_record, the hardware record in the ring (figures 2-1 to 2-4). */
+#include "../../common/lwp-user-abi.h"
+
 /* Classes (the low 3 bits) and flags of a table entry. */
 #define TR_X     0      /* not counted: LLWPCB, INT n, INT3, INT1, faulting (skipped) */
 #define TR_P     1      /* counted instruction that is not a branch */
@@ -103,17 +106,6 @@ struct tr_ent {
 #define TR_F_NRB  (1u << 29)
 #define TR_F_IPI  (1u << 30)
 #define TR_F_IPF  (1u << 31)
-
-/* The hardware record as stored in the ring (figures 2-1 to 2-4). */
-struct tr_hwrec {
-    uint8_t event_id;
-    uint8_t core_id;
-    uint16_t flags;
-    uint32_t data1;
-    uint64_t ip;
-    uint64_t data2;
-    uint64_t reserved;
-} __attribute__((packed));
 
 #define TR_MAX_PATH 24000
 #define TR_MAX_REC  200
@@ -401,7 +393,7 @@ static inline int32_t tr_occurrences(const struct tr_path *p, const struct tr_cf
  * checked for EventId and address (their contents are lwp-insn's business).
  */
 static inline void tr_check_ring(const char *what, const struct tr_out *o,
-                                 const struct tr_hwrec *ring, unsigned nslots,
+                                 const struct lwp_record *ring, unsigned nslots,
                                  unsigned first, unsigned nrec, uint8_t core_id)
 {
     unsigned n = nrec < o->nrec ? nrec : o->nrec;
@@ -442,7 +434,7 @@ static inline void tr_check_ring(const char *what, const struct tr_out *o,
     bad = -1;
     unsigned nbr = 0;
     for (unsigned k = 0; k < n && bad < 0; k++) {
-        const struct tr_hwrec *r = TR_SLOT(k);
+        const struct lwp_record *r = TR_SLOT(k);
         if (o->rec[k].id != 3 || r->event_id != 3) {
             continue;
         }
@@ -461,7 +453,7 @@ static inline void tr_check_ring(const char *what, const struct tr_out *o,
 
     bad = -1;
     for (unsigned k = 0; k < n && bad < 0; k++) {
-        const struct tr_hwrec *r = TR_SLOT(k);
+        const struct lwp_record *r = TR_SLOT(k);
         bool ok = r->core_id == core_id;
         if (r->event_id == 2) {
             ok &= r->flags == 0 && r->data1 == 0 && r->data2 == 0 && r->reserved == 0;
@@ -475,7 +467,7 @@ static inline void tr_check_ring(const char *what, const struct tr_out *o,
     if (bad < 0) {
         report(true, "%s: CoreId %#x, Flags (FUS/PRV/PRD 0), zero fields", what, core_id);
     } else {
-        const struct tr_hwrec *r = TR_SLOT(bad);
+        const struct lwp_record *r = TR_SLOT(bad);
         report(false, "%s: record %d: EventId %u CoreId %#x Flags %#x data1 %#x data2 %#llx "
                "rsvd %#llx", what, bad, r->event_id, r->core_id, r->flags, r->data1,
                (unsigned long long)r->data2, (unsigned long long)r->reserved);

@@ -18,38 +18,8 @@
 #define LWP_F_BRE  (1u << 3)
 #define LWP_F_INT  (1u << 31)
 
-/* LWPCB with LwpEventOffset = 0x80 and three events (family 15h). */
-struct lwpcb {
-    uint32_t flags;
-    uint32_t buffer_size;       /* bits 27:0 size, 31:28 Random */
-    uint64_t buffer_base;
-    uint32_t head;
-    uint32_t reserved0;
-    uint64_t missed;
-    uint32_t threshold;
-    uint32_t filters;
-    uint64_t base_ip;
-    uint64_t limit_ip;
-    uint64_t reserved1;
-    uint32_t tail;
-    uint32_t reserved2;
-    uint64_t software[2];
-    uint8_t reserved3[0x80 - 88];
-    struct {
-        uint32_t interval;
-        uint32_t counter;
-    } event[3];
-} __attribute__((packed, aligned(64)));
-
-struct lwp_record {
-    uint8_t event_id;
-    uint8_t core_id;
-    uint16_t flags;
-    uint32_t data1;
-    uint64_t ip;
-    uint64_t data2;
-    uint64_t reserved;
-} __attribute__((packed));
+/* The LWPCB (LwpEventOffset 0x80, three events) and the event record. */
+#include "../../common/lwp-user-abi.h"
 
 static inline void llwpcb(const void *cb)
 {
