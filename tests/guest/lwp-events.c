@@ -738,14 +738,7 @@ static bool ipf_supported;
 
 static void cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter)
 {
-    memset(m, 0, sizeof(*m));
-    m->events = events;
-    for (int id = 1; id <= 3; id++) {
-        m->interval[id] = 255;
-        m->counter[id] = counter;
-    }
-    m->ipf_supported = ipf_supported;
-    m->fault_rec = -1;
+    tr_cfg_init(m, events, counter, ipf_supported);
 }
 
 static void prepare(struct lwpcb *c, struct lwp_record *r, const struct tr_cfg *m, uint32_t head0)
@@ -753,13 +746,7 @@ static void prepare(struct lwpcb *c, struct lwp_record *r, const struct tr_cfg *
     lwpcb_init(c, r, RING_BYTES, m->events);
     memset(r, 0, RING_BYTES);
     c->head = c->tail = head0;
-    c->filters = m->filters;
-    c->base_ip = m->base_ip;
-    c->limit_ip = m->limit_ip;
-    for (int id = 1; id <= 3; id++) {
-        c->event[id - 1].interval = (uint32_t)m->interval[id] & 0x3ffffff;
-        c->event[id - 1].counter = (uint32_t)m->counter[id] & 0x3ffffff;
-    }
+    tr_cfg_to_lwpcb(m, c);
 }
 
 static void set_args(struct prog_args *a, struct lwpcb *c, uint32_t iters)

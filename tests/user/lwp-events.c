@@ -195,14 +195,7 @@ static void path_usr(struct tr_path *p, unsigned iters)
 
 static void cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter)
 {
-    memset(m, 0, sizeof(*m));
-    m->events = events;
-    for (int id = 1; id <= 3; id++) {
-        m->interval[id] = 255;
-        m->counter[id] = counter;
-    }
-    m->ipf_supported = ipf_supported;
-    m->fault_rec = -1;
+    tr_cfg_init(m, events, counter, ipf_supported);
 }
 
 static volatile unsigned handler_runs;
@@ -224,13 +217,7 @@ static void run_prog(void (*prog)(struct prog_args *), const struct tr_cfg *m, u
     cb.flags = m->events;
     cb.buffer_size = RING_BYTES;
     cb.buffer_base = (uintptr_t)ring;
-    cb.filters = m->filters;
-    cb.base_ip = m->base_ip;
-    cb.limit_ip = m->limit_ip;
-    for (int id = 1; id <= 3; id++) {
-        cb.event[id - 1].interval = (uint32_t)m->interval[id] & 0x3ffffff;
-        cb.event[id - 1].counter = (uint32_t)m->counter[id] & 0x3ffffff;
-    }
+    tr_cfg_to_lwpcb(m, &cb);
     memset(&args, 0xee, sizeof(args));
     args.cb = (uintptr_t)&cb;
     args.iters = iters;

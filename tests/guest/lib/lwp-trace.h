@@ -132,6 +132,32 @@ struct tr_cfg {
     uint32_t eff_lo, eff_hi, eff_sub;
 };
 
+/* Events at the minimum interval, every counter starting at @counter. */
+static inline void tr_cfg_init(struct tr_cfg *m, uint32_t events, int32_t counter,
+                               bool ipf_supported)
+{
+    memset(m, 0, sizeof(*m));
+    m->events = events;
+    for (int id = 1; id <= 3; id++) {
+        m->interval[id] = 255;
+        m->counter[id] = counter;
+    }
+    m->ipf_supported = ipf_supported;
+    m->fault_rec = -1;
+}
+
+/* The LWPCB fields a configuration sets (the rest the caller's). */
+static inline void tr_cfg_to_lwpcb(const struct tr_cfg *m, struct lwpcb *c)
+{
+    c->filters = m->filters;
+    c->base_ip = m->base_ip;
+    c->limit_ip = m->limit_ip;
+    for (int id = 1; id <= 3; id++) {
+        c->event[id - 1].interval = (uint32_t)m->interval[id] & 0x3ffffff;
+        c->event[id - 1].counter = (uint32_t)m->counter[id] & 0x3ffffff;
+    }
+}
+
 /* The effective address (before the CS base) of the instruction at a. */
 static inline uint32_t tr_eff(const struct tr_cfg *c, uint32_t a)
 {
