@@ -18,8 +18,16 @@ ccache=()
 if command -v ccache >/dev/null; then
     ccache=(ccache)
 fi
-# -Wno-*: QEMU's text, compiled outside QEMU, leaves functions unused.
-"${ccache[@]}" "$cc" -std=gnu11 -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -Wall -Wno-unused-function -Wno-unused-variable -Wno-unused-but-set-variable \
-    -I"$gen" -I"$root/tests/fuzz" "$root/tests/fuzz/fuzz_decode.c" -o "$out"
+flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+       -fno-sanitize-recover=all -Wall -I"$gen" -I"$root/tests/fuzz")
+# QEMU's decoder as in the 64-bit targets and as in qemu-i386.  -Wno-*:
+# QEMU's text, compiled outside QEMU, leaves functions unused.
+for variant in x86_64 i386; do
+    extra=()
+    [ "$variant" = i386 ] && extra=(-DQEMU_DECODER_I386)
+    "${ccache[@]}" "$cc" "${flags[@]}" "${extra[@]}" -fsanitize=fuzzer-no-link \
+        -Wno-unused-function -Wno-unused-variable -Wno-unused-but-set-variable \
+        -c "$root/tests/fuzz/qemu-decoder-run.c" -o "$gen/qemu-decoder-$variant.o"
+done
+"${ccache[@]}" "$cc" "${flags[@]}" -fsanitize=fuzzer "$root/tests/fuzz/fuzz_decode.c" \
+    "$gen/qemu-decoder-x86_64.o" "$gen/qemu-decoder-i386.o" -o "$out"

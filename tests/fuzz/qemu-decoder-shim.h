@@ -16,14 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qemu-system-x86_64 and qemu-x86_64; -DQEMU_DECODER_I386 for qemu-i386. */
+#ifndef QEMU_DECODER_I386
 #define TARGET_X86_64 1
+#endif
 #define xglue(x, y) x ## y
 #define glue(x, y) xglue(x, y)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define g_assert_not_reached() abort()
 
+#ifdef TARGET_X86_64
 typedef uint64_t target_ulong;
 typedef int64_t target_long;
+#else
+typedef uint32_t target_ulong;
+typedef int32_t target_long;
+#endif
 typedef void *TCGv;
 typedef void *TCGv_i32;
 typedef void *TCGv_ptr;
@@ -66,12 +74,21 @@ static inline CPUX86State *cpu_env(CPUState *cpu)
 #define PE(S)     (((S)->flags & HF_PE_MASK) != 0)
 #define VM86(S)   (((S)->flags & HF_VM_MASK) != 0)
 #define CODE32(S) (((S)->flags & HF_CS32_MASK) != 0)
+#ifdef TARGET_X86_64
 #define CODE64(S) (((S)->flags & HF_CS64_MASK) != 0)
 #define REX_PREFIX(S)  (((S)->prefix & PREFIX_REX) != 0)
 #define REX_W(S)       ((S)->vex_w)
 #define REX_R(S)       ((S)->rex_r + 0)
 #define REX_X(S)       ((S)->rex_x + 0)
 #define REX_B(S)       ((S)->rex_b + 0)
+#else
+#define CODE64(S) false
+#define REX_PREFIX(S)  false
+#define REX_W(S)       false
+#define REX_R(S)       0
+#define REX_X(S)       0
+#define REX_B(S)       0
+#endif
 #define X86_MAX_INSN_LENGTH 15
 
 typedef enum QemuDecodeVerdict {
@@ -95,7 +112,9 @@ typedef struct DisasContext {
     int prefix;
     MemOp aflag;
     MemOp dflag;
+#ifdef TARGET_X86_64
     uint8_t rex_r, rex_x, rex_b;
+#endif
     bool vex_w;
     uint8_t vex_l;
     uint8_t vex_v;
