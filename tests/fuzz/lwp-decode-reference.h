@@ -42,11 +42,10 @@ struct ref_result {
 };
 
 /*
- * Outside 64-bit mode only eight GPRs exist, so a vvvv naming register
- * 8-15 for LWPINS/LWPVAL is #UD (the project's reading, see
- * tests/guest/lwp-insn.c; the specification does not say).
+ * Outside 64-bit mode the processor ignores vvvv[3] when it names a
+ * register (as REX.B; binutils and Xen decode it so): LWPINS/LWPVAL use
+ * vvvv & 7 there.  LLWPCB/SLWPCB still need the whole field 1111b.
  */
-#define REF_VVVV_HIGH_OUTSIDE_64_UD 1
 
 static inline uint32_t ref_le(const uint8_t *p, unsigned n)
 {
@@ -164,16 +163,13 @@ static inline struct ref_result ref_decode(const uint8_t *code, enum ref_mode mo
         disp += n;                  /* relative to the next instruction (at 0 + n) */
     }
     r.disp = (uint64_t)disp;
-    r.vreg = vvvv;
+    r.vreg = m64 ? vvvv : vvvv & 7;
 
     if (l || pp) {
         ud = true;
     }
     if (map == 9 && (mod != 3 || vvvv != 0)) {
         ud = true;                  /* mod must be 11b, vvvv 1111b */
-    }
-    if (map == 10 && !m64 && vvvv > 7 && REF_VVVV_HIGH_OUTSIDE_64_UD) {
-        ud = true;
     }
     r.verdict = ud ? REF_UD : n > 15 ? REF_GP : REF_OK;
     return r;

@@ -52,9 +52,9 @@ static void test_decode(void)
 #ifdef __x86_64__
     report(TRY_BYTES(0x48, 0x8f, 0xe9, 0x78, 0x12, 0xc8) == UD_VECTOR, "REX before XOP: #UD");
 #else
-    /* lwpins $0, %eax, reg with XOP.vvvv naming register 8: none in legacy mode. */
-    report(TRY_BYTES(0x8f, 0xea, 0x38, 0x12, 0xc0, 0, 0, 0, 0) == UD_VECTOR,
-           "LWPINS with vvvv[3] set outside 64-bit mode: #UD");
+    /* vvvv[3] is ignored outside 64-bit mode, but LLWPCB's must be 1111b. */
+    report(TRY_BYTES(0x8f, 0xe9, 0x38, 0x12, 0xc0) == UD_VECTOR,
+           "LLWPCB with vvvv = 0111b outside 64-bit mode: #UD");
 #endif
 
     /* POP Ev keeps working: 8F /0 with register and memory operands. */
@@ -200,6 +200,27 @@ static void test_records(void)
         lwpins(0, 1, 0);
         lwpins(0xffffffffu, 1, 2);
     }
+#else
+    /*
+     * XOP.vvvv = 1000b names r8, which exists only in 64-bit mode; outside
+     * it the processor ignores vvvv[3], so it is EAX.  The encodings are
+     * lwpins/lwpval $0, %ebx, vvvv = 1000b.
+     */
+    asm volatile(".byte 0x8f, 0xea, 0x38, 0x12, 0xc3\n\t.long 0"
+                 : : "a"(0x5eed), "b"(9) : "memory", "cc");
+    report(ring[2].event_id == 255 && ring[2].data1 == 9 && ring[2].data2 == 0x5eed,
+           "LWPINS with vvvv[3] set outside 64-bit mode: Data2 from EAX (%#llx)",
+           (unsigned long long)ring[2].data2);
+    asm volatile(".byte 0x8f, 0xea, 0x38, 0x12, 0xcb\n\t.long 0"
+                 : : "a"(0xfeed), "b"(10) : "memory", "cc");
+    report(ring[3].event_id == 1 && ring[3].data1 == 10 && ring[3].data2 == 0xfeed,
+           "storing LWPVAL with vvvv[3] set outside 64-bit mode: Data2 from EAX (%#llx)",
+           (unsigned long long)ring[3].data2);
+    llwpcb(0);
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+    lwpins(0, 1, 0);
+    lwpins(0xffffffffu, 1, 2);
 #endif
 
     /* Memory operand for Data1. */
