@@ -423,15 +423,9 @@ static void test_threshold(void)
     report(cb.flags == LWP_F_INT && irq_count == 0,
            "threshold vector %u: not delivered through the IDT (%u)", bad_vector, irq_count);
     apic_write(APIC_ESR, 0);
-    if (cmdline_ulong("kvm_lwp", 0)) {
-        /* -append kvm_lwp=1 (tests/kvm): the KVM series does not set ESR yet. */
-        report_skip("threshold vector %u: ESR bit 6 under KVM (not in the KVM series)",
-                    bad_vector);
-    } else {
-        report(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL,
-               "threshold vector %u: ESR bit 6, Receive Illegal Vector (ESR %#x)", bad_vector,
-               apic_read(APIC_ESR));
-    }
+    report(apic_read(APIC_ESR) & APIC_ESR_RECV_ILLEGAL,
+           "threshold vector %u: ESR bit 6, Receive Illegal Vector (ESR %#x)", bad_vector,
+           apic_read(APIC_ESR));
     set_irq_handler(bad_vector, NULL);
     wrmsr(MSR_LWP_CFG, cfg);
 }

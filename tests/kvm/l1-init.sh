@@ -124,8 +124,6 @@ for name in $TESTS; do
     *@*) set -- -append "$(echo "${name#*@}" | tr @ ' ')";;
     # KVM intercepts and emulates CPUID: it never retires in the guest.
     lwp-events-*) set -- -append "ipf=$IPF cpuid_exits=1";;
-    # The KVM series leaves the APIC's ESR alone for LWP vectors 0-15.
-    lwp-insn-*) set -- -append "kvm_lwp=1";;
     esac
     case $name in lwp-absent-*) cpu=host,-lwp;; esac
     if [ ! -f "$img" ]; then
