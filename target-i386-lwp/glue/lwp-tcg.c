@@ -377,14 +377,14 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     }
 }
 
-void helper_lwp_tb_slow(CPUX86State *env)
+const void *helper_lwp_tb_slow(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     uint64_t info = t->tb_info;
     CPUState *cs = env_cpu(env);
     LwpTbShape tb;
     LwpTbAction action;
-    uint32_t split;
+    uint32_t split, cflags;
     LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
 
     if (info & LWP_TB_INFO_PRECHARGED) {
@@ -441,8 +441,8 @@ void helper_lwp_tb_slow(CPUX86State *env)
         t->insn_ip = tb.last_ip;
         break;
     case LWP_TB_SPLIT:
-        if (!(t->tb_flags & HF_LWP_IPF_MASK) &&
-            !(curr_cflags(cs) & CF_USE_ICOUNT)) {
+        cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
+        if (!(t->tb_flags & HF_LWP_IPF_MASK) && !(cflags & CF_USE_ICOUNT)) {
             /*
              * Cut to its own length: one translation per TB, reused, that
              * stores the record when the crossing instruction retires.
@@ -450,11 +450,26 @@ void helper_lwp_tb_slow(CPUX86State *env)
              * only at the end of a TB: cut after the crossing instruction.
              */
             split = tb.icount;
+            trace_lwp_tb_split(env->eip, split);
+            if (info & LWP_TB_INFO_GOTO) {
+                /*
+                 * Translated already (the common case): the TB goes on
+                 * there, at its start, as nothing of it has run.
+                 */
+                const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
+
+                if (next) {
+                    return next;
+                }
+            }
+        } else {
+            trace_lwp_tb_split(env->eip, split);
         }
-        trace_lwp_tb_split(env->eip, split);
-        cs->cflags_next_tb = (curr_cflags(cs) & ~CF_COUNT_MASK) | split;
+        /* Else translate it in the main loop. */
+        cs->cflags_next_tb = cflags | split;
         cpu_loop_exit_noexc(cs);
     }
+    return NULL;
 }
 
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
