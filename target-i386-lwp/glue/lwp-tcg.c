@@ -93,9 +93,13 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
  * watchpoints, a page boundary) -- always in linux-user, where only that
  * path turns a host fault (a page unmapped or past the end of its file
  * since the probe) into the program's signal instead of QEMU's death.
+ * There eight bytes at a time within a page (a record is four stores, not
+ * 32): a host fault hits a whole page, so what is written before it is
+ * the same as byte by byte.
  */
 static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
 {
+    uint32_t j = 0;
 #ifndef CONFIG_USER_ONLY
     void *host;
 
@@ -105,8 +109,20 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
         memcpy(host, w->data, w->len);
         return;
     }
+#else
+    for (; j + 8 <= w->len; j++) {
+        uint64_t addr = w->addr + j;
+
+        if (-(addr | TARGET_PAGE_MASK) >= 8) {
+            cpu_stq_le_mmuidx_ra(m->env, addr, ldq_le_p(w->data + j),
+                                 m->mmu_idx, m->ra);
+            j += 7;
+        } else {
+            cpu_stb_mmuidx_ra(m->env, addr, w->data[j], m->mmu_idx, m->ra);
+        }
+    }
 #endif
-    for (uint32_t j = 0; j < w->len; j++) {
+    for (; j < w->len; j++) {
         cpu_stb_mmuidx_ra(m->env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
     }
 }
