@@ -29,6 +29,11 @@
 #define LWP_TB_INFO_LAST_OFF(i)  ((uint32_t)((i) >> 32))
 /* The TB's fast path charged it before branching to the slow path. */
 #define LWP_TB_INFO_PRECHARGED   (1ull << 25)
+/*
+ * A crossing may go on in the TB cut to length when it is translated
+ * already: the slow path jumps to the host code the helper returns.
+ */
+#define LWP_TB_INFO_GOTO         (1ull << 26)
 /* ... what helper_lwp_retire learns of its instruction ... */
 #define LWP_RETIRE_LEN(info)     ((info) & 0xff)
 #define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)

@@ -93,9 +93,13 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
  * watchpoints, a page boundary) -- always in linux-user, where only that
  * path turns a host fault (a page unmapped or past the end of its file
  * since the probe) into the program's signal instead of QEMU's death.
+ * There eight bytes at a time within a page (a record is four stores, not
+ * 32): a host fault hits a whole page, so what is written before it is
+ * the same as byte by byte.
  */
 static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
 {
+    uint32_t j = 0;
 #ifndef CONFIG_USER_ONLY
     void *host;
 
@@ -105,8 +109,20 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
         memcpy(host, w->data, w->len);
         return;
     }
+#else
+    for (; j + 8 <= w->len; j++) {
+        uint64_t addr = w->addr + j;
+
+        if (-(addr | TARGET_PAGE_MASK) >= 8) {
+            cpu_stq_le_mmuidx_ra(m->env, addr, ldq_le_p(w->data + j),
+                                 m->mmu_idx, m->ra);
+            j += 7;
+        } else {
+            cpu_stb_mmuidx_ra(m->env, addr, w->data[j], m->mmu_idx, m->ra);
+        }
+    }
 #endif
-    for (uint32_t j = 0; j < w->len; j++) {
+    for (; j < w->len; j++) {
         cpu_stb_mmuidx_ra(m->env, w->addr + j, w->data[j], m->mmu_idx, m->ra);
     }
 }
@@ -377,14 +393,14 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     }
 }
 
-void helper_lwp_tb_slow(CPUX86State *env)
+const void *helper_lwp_tb_slow(CPUX86State *env)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     uint64_t info = t->tb_info;
     CPUState *cs = env_cpu(env);
     LwpTbShape tb;
     LwpTbAction action;
-    uint32_t split;
+    uint32_t split, cflags;
     LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
 
     if (info & LWP_TB_INFO_PRECHARGED) {
@@ -441,8 +457,8 @@ void helper_lwp_tb_slow(CPUX86State *env)
         t->insn_ip = tb.last_ip;
         break;
     case LWP_TB_SPLIT:
-        if (!(t->tb_flags & HF_LWP_IPF_MASK) &&
-            !(curr_cflags(cs) & CF_USE_ICOUNT)) {
+        cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
+        if (!(t->tb_flags & HF_LWP_IPF_MASK) && !(cflags & CF_USE_ICOUNT)) {
             /*
              * Cut to its own length: one translation per TB, reused, that
              * stores the record when the crossing instruction retires.
@@ -450,11 +466,26 @@ void helper_lwp_tb_slow(CPUX86State *env)
              * only at the end of a TB: cut after the crossing instruction.
              */
             split = tb.icount;
+            trace_lwp_tb_split(env->eip, split);
+            if (info & LWP_TB_INFO_GOTO) {
+                /*
+                 * Translated already (the common case): the TB goes on
+                 * there, at its start, as nothing of it has run.
+                 */
+                const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
+
+                if (next) {
+                    return next;
+                }
+            }
+        } else {
+            trace_lwp_tb_split(env->eip, split);
         }
-        trace_lwp_tb_split(env->eip, split);
-        cs->cflags_next_tb = (curr_cflags(cs) & ~CF_COUNT_MASK) | split;
+        /* Else translate it in the main loop. */
+        cs->cflags_next_tb = cflags | split;
         cpu_loop_exit_noexc(cs);
     }
+    return NULL;
 }
 
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
