@@ -55,9 +55,9 @@ LINUX_DOM = 'lwp-linux'
 # loop (tests/linux/lwp-linux-threads.c).  The guest is migrated a <-> b,
 # each mode for a round trip in turn, for as long as the program runs (up to
 # LINUX_MIGRATIONS): the suite waits for the program anyway.  It takes about
-# as long as eight of these migrations (a load slows TCG as much as it slows
-# the migrations); a round trip direct and one --p2p must fit.
-LINUX_TESTS = 'threads:4:200000'
+# as long as eight to ten of these migrations (a load slows TCG about as much
+# as it slows the migrations); a round trip direct and one --p2p must fit.
+LINUX_TESTS = 'threads:4:150000'
 LINUX_MIGRATIONS = 2 * len(MODES)
 LINUX_MIN_MIGRATIONS = 4
 LWP_FEATURES = ['lwp', 'lwpval', 'lwpire', 'lwpbre', 'lwpdme', 'lwpcnh', 'lwprnh', 'lwpint',
@@ -358,7 +358,7 @@ class LifecycleWatch:
         return False
 
     def close(self):
-        libvirt_hosts._stop_pid(self.proc.pid, self.proc)
+        libvirt_hosts.stop_pid(self.proc.pid, self.proc)
 
 
 def migrate(guest, src, dst, mode, number):
@@ -537,12 +537,16 @@ def test_linux_guest(a, b, cpu, tmp):
            (LINUX_DOM, len(during),
             ', '.join(sorted({' '.join(m) or 'direct' for m in MODES[:len(during)]}))))
     deadline = time.time() + 240
+    t_end = None
     while guest.state() != 'gone' and time.time() < deadline:
+        if t_end is None and not program_runs():
+            t_end = time.time()
         time.sleep(0.2)
     finished = guest.state() == 'gone'
-    print('  %s: the program ran %.1f s (%.1f s after the last migration), the guest '
-          'powered off %.1f s after it started' % (LINUX_DOM, time.time() - t_run,
-                                                   time.time() - t_mig, time.time() - t0))
+    t_end = t_end or time.time()
+    print('  %s: the program ran %.1f s, ended %.1f s after the last migration; the guest '
+          'powered off %.1f s after it started' % (LINUX_DOM, t_end - t_run, t_end - t_mig,
+                                                   time.time() - t0))
     lines = guest.output().splitlines()
     failed = checks.failed
     run_linux.judge(lines, LINUX_TESTS, None, False,
