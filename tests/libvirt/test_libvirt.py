@@ -365,15 +365,14 @@ class LifecycleWatch:
 def migrate(guest, src, dst, mode, number):
     """virsh migrate --live MODE of the guest src -> dst; its timings
     (virsh, QEMU's part and the downtime from domjobinfo --completed on
-    dst) or None."""
+    dst), or the error."""
     name = ' '.join(mode) or 'direct'
     t = time.time()
     p = src.virsh('migrate', '--live', *mode, guest.name, dst.uri)
     wall = time.time() - t
     if p.returncode != 0:
-        report(False, '%s: migration %d %s->%s %s: %s' % (guest.name, number, src.name, dst.name,
-                                                          name, p.stderr.strip()))
-        return None
+        return '%s: migration %d %s->%s %s: %s' % (guest.name, number, src.name, dst.name,
+                                                   name, p.stderr.strip())
     guest.host = dst
     elapsed, downtime = jobinfo(dst, guest.name)
     print('  migration %2d %s->%s %-17s virsh %.2f s, QEMU %s ms, downtime %s ms' %
@@ -395,7 +394,12 @@ def migrate_round_trips(guest, a, b, count, runs_on, watch_tmp=None, more=lambda
                 break
             src, dst = (a, b) if i % 2 == 0 else (b, a)
             t = migrate(guest, src, dst, MODES[i % len(MODES)], i + 1)
-            if t is None:
+            if isinstance(t, str):
+                # Unless the guest ended its run (and powered off) meanwhile.
+                if more():
+                    report(False, t)
+                else:
+                    print('  (%s, after the guest\'s program ended)' % t)
                 return timings
             timings.append(t)
             if not runs_on(guest, i + 1):
