@@ -549,7 +549,7 @@ def test_linux_guest(a, b, cpu, tmp):
         time.sleep(0.2)
     finished = guest.state() == 'gone'
     t_end = t_end or time.time()
-    print('  %s: the program ran %.1f s, ended %.1f s after the last migration; the guest '
+    print('  %s: the program ran %.1f s, ended %.1f s after the migrations; the guest '
           'powered off %.1f s after it started' % (LINUX_DOM, t_end - t_run, t_end - t_mig,
                                                    time.time() - t0))
     lines = guest.output().splitlines()
