@@ -240,13 +240,13 @@ class Host:
             for dom in self.virsh('list', '--name', timeout=30).stdout.split():
                 self.virsh('destroy', dom, timeout=30)
         qemus += self.qemu_pids()
-        _stop_pid(self.proc.pid, self.proc)
+        stop_pid(self.proc.pid, self.proc)
         for pid in set(qemus):
-            _stop_pid(pid)
+            stop_pid(pid)
         self.proc = None
 
 
-def _stop_pid(pid, popen=None):
+def stop_pid(pid, popen=None):
     """SIGTERM, then SIGKILL after 10 s; only @pid itself."""
     try:
         os.kill(pid, signal.SIGTERM)

@@ -14,11 +14,17 @@ Checks: domcapabilities and the hypervisor's CPU models show LWP on our
 QEMU; the pool's baseline (virsh hypervisor-cpu-baseline over the hosts'
 CPU descriptions) agrees with lwp-baseline; a guest defined from it
 (tests/guest/lwp-migrate.c, profiling all along) is live-migrated a <-> b
-with 'virsh migrate --live', direct and --p2p, saved on one host and
-restored on the other; migrating it to c, d or e, or restoring its save there,
-is refused naming LWP while the guest runs on; at the end the guest proves
-its record stream continuous (no record lost, MissedEvents 0).
-Usage: test_libvirt.py QEMU_SYSTEM GUEST_IMAGE LWP_BASELINE"""
+with 'virsh migrate --live', direct, --p2p and --p2p --tunnelled (with
+'virsh event' watching one round trip), saved on one host and restored on
+the other; migrating it to c, d or e, or restoring its save there, is
+refused naming LWP while the guest runs on; at the end the guest proves its
+record stream continuous (no record lost, MissedEvents 0).  Then the Linux
+guest (docs/lwp-linux.rst, direct kernel boot, the same baseline <cpu>) is
+live-migrated a <-> b in the three modes while lwp-linux-threads profiles
+itself in four threads; the program judges its own record streams (every
+record exact, MissedEvents 0) on the serial console, run_linux.judge() the
+rest.
+Usage: test_libvirt.py QEMU_SYSTEM GUEST_IMAGE LWP_BASELINE LINUX_KERNEL LINUX_INITRD"""
 import json
 import os
 import re
@@ -30,15 +36,31 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'common'))
+sys.path.insert(0, os.path.join(HERE, '..', 'linux'))
 sys.path.insert(0, HERE)
+import checks  # noqa: E402
 from checks import report, summary_exit  # noqa: E402
 import libvirt_hosts  # noqa: E402
 import qemu_python  # noqa: E402
+import run_linux  # noqa: E402
 
-QEMU, IMAGE, BASELINE = (os.path.abspath(a) for a in sys.argv[1:4])
+QEMU, IMAGE, BASELINE, LINUX_KERNEL, LINUX_INITRD = (os.path.abspath(a) for a in sys.argv[1:6])
 STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
 DOM = 'lwp-prof'
-MIGRATIONS = 12                 # a->b->a...: direct, direct, p2p, p2p, ...
+MIGRATIONS = 12                 # a->b->a...: direct, direct, p2p, p2p, tunnelled, ...
+# The modes, each for a round trip a->b->a in turn.
+MODES = ([], [], ['--p2p'], ['--p2p'], ['--p2p', '--tunnelled'], ['--p2p', '--tunnelled'])
+LINUX_DOM = 'lwp-linux'
+# lwp-linux-threads: 4 threads on 2 vCPUs, each through OUTER rounds of its
+# loop (tests/linux/lwp-linux-threads.c).  The guest is migrated a <-> b,
+# each mode for a round trip in turn, for as long as the program runs (up to
+# LINUX_MIGRATIONS): the suite waits for the program anyway.  It took as
+# long as 6 to 13 of these migrations in runs on a loaded two-core machine
+# (a load slows TCG and the migrations, not always alike); a round trip
+# direct and one --p2p must fit.
+LINUX_TESTS = 'threads:4:200000'
+LINUX_MIGRATIONS = 2 * len(MODES)
+LINUX_MIN_MIGRATIONS = 4
 LWP_FEATURES = ['lwp', 'lwpval', 'lwpire', 'lwpbre', 'lwpdme', 'lwpcnh', 'lwprnh', 'lwpint',
                 'lwpdaddr', 'lwpbrpred', 'lwpipf', 'lwpcachelvl', 'lwpcachelat']
 
@@ -178,14 +200,18 @@ def test_compare(a, tmp):
                 'covered' if ours_ok else 'not covered'))
 
 
-def domain_xml(cpu, kernel, debug, name=DOM, check='partial'):
-    # check='partial': each host's libvirt compares the guest's CPU with
-    # what its QEMU can offer before starting it (also on an incoming
-    # migration or a restore).
+def guest_cpu(cpu, check='partial'):
+    """The pool's baseline <cpu> for a domain.  check='partial': each host's
+    libvirt compares the guest's CPU with what its QEMU can offer before
+    starting it (also on an incoming migration or a restore)."""
     head = "<cpu mode='custom' match='exact'>"
     if not cpu.startswith(head):
         raise RuntimeError("unexpected baseline <cpu>: %s" % cpu[:80])
-    cpu = cpu.replace(head, "<cpu mode='custom' match='exact' check='%s'>" % check, 1)
+    return cpu.replace(head, "<cpu mode='custom' match='exact' check='%s'>" % check, 1)
+
+
+def domain_xml(cpu, kernel, debug, name=DOM, check='partial'):
+    cpu = guest_cpu(cpu, check)
     return """<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
   <memory unit='MiB'>128</memory>
@@ -211,6 +237,38 @@ def domain_xml(cpu, kernel, debug, name=DOM, check='partial'):
   </qemu:commandline>
 </domain>
 """ % {'name': name, 'kernel': kernel, 'qemu': QEMU, 'debug': debug, 'cpu': cpu}
+
+
+def linux_domain_xml(cpu, kernel, initrd, console):
+    """The Linux guest of tests/linux (run_linux.py's -kernel, -initrd and
+    -append) as a domain: its serial console goes to a file every host
+    appends to, so that the console is one transcript across migrations."""
+    return """<domain type='qemu'>
+  <name>%(name)s</name>
+  <memory unit='MiB'>128</memory>
+  <vcpu>2</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>%(kernel)s</kernel>
+    <initrd>%(initrd)s</initrd>
+    <cmdline>%(cmdline)s</cmdline>
+  </os>
+  %(cpu)s
+  <features><acpi/><apic/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>%(qemu)s</emulator>
+    <serial type='file'>
+      <source path='%(console)s' append='on'/>
+      <target port='0'/>
+    </serial>
+  </devices>
+</domain>
+""" % {'name': LINUX_DOM, 'kernel': kernel, 'initrd': initrd, 'qemu': QEMU,
+       'console': console, 'cpu': guest_cpu(cpu),
+       'cmdline': run_linux.kernel_cmdline(LINUX_TESTS)}
 
 
 class Guest:
@@ -247,8 +305,8 @@ class Guest:
         return False
 
 
-def jobinfo(host):
-    out = host.virsh('domjobinfo', '--completed', DOM).stdout
+def jobinfo(host, dom):
+    out = host.virsh('domjobinfo', '--completed', dom).stdout
 
     def ms(label):
         m = re.search(r'^%s:\s+(\d+)\s+ms' % label, out, re.M)
@@ -256,37 +314,136 @@ def jobinfo(host):
     return ms('Time elapsed'), ms('Total downtime')
 
 
-def test_migrations(guest, a, b):
+class LifecycleWatch:
+    """'virsh event --domain DOM --event lifecycle --loop' on a host, its
+    output in a file.  virsh says nothing once it has registered, so the
+    watch pauses and resumes the guest until it reports that: only then
+    can no event of what follows be missed."""
+
+    def __init__(self, guest, tmp, timeout=120):
+        self.host = guest.host
+        self.path = os.path.join(tmp, 'events-%s-%s.txt' % (guest.name, self.host.name))
+        with open(self.path, 'w') as out:
+            # stdbuf: virsh's stdout is a file, each event line must reach it.
+            self.proc = subprocess.Popen(
+                ['stdbuf', '-oL', 'virsh', '-c', self.host.uri, 'event', '--domain', guest.name,
+                 '--event', 'lifecycle', '--loop', '--timeout', str(timeout)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        self.ready = False
+        deadline = time.time() + 30
+        while 'Resumed Unpaused' not in self.output() and time.time() < deadline:
+            self.host.virsh('suspend', guest.name)
+            self.host.virsh('resume', guest.name)
+            self.wait_for(['Resumed Unpaused'], 2)
+        self.ready = 'Resumed Unpaused' in self.output()
+
+    def output(self):
+        with open(self.path, errors='replace') as f:
+            return f.read()
+
+    def events(self):
+        """The events' details, those after the pause and resume of
+        __init__ once it is ready."""
+        got = re.findall(r"^event 'lifecycle' for domain '[^']*': (.*)$", self.output(), re.M)
+        if self.ready and 'Resumed Unpaused' in got:
+            got = got[len(got) - got[::-1].index('Resumed Unpaused'):]
+        return got
+
+    def wait_for(self, events, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            got = self.events()
+            if all(e in got for e in events):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def close(self):
+        libvirt_hosts.stop_pid(self.proc.pid, self.proc)
+
+
+def migrate(guest, src, dst, mode, number):
+    """virsh migrate --live MODE of the guest src -> dst; its timings
+    (virsh, QEMU's part and the downtime from domjobinfo --completed on
+    dst), or the error."""
+    name = ' '.join(mode) or 'direct'
+    t = time.time()
+    p = src.virsh('migrate', '--live', *mode, guest.name, dst.uri)
+    wall = time.time() - t
+    if p.returncode != 0:
+        return '%s: migration %d %s->%s %s: %s' % (guest.name, number, src.name, dst.name,
+                                                   name, p.stderr.strip())
+    guest.host = dst
+    elapsed, downtime = jobinfo(dst, guest.name)
+    print('  migration %2d %s->%s %-17s virsh %.2f s, QEMU %s ms, downtime %s ms' %
+          (number, src.name, dst.name, name, wall, elapsed, downtime), flush=True)
+    return wall, elapsed, downtime
+
+
+def migrate_round_trips(guest, a, b, count, runs_on, watch_tmp=None, more=lambda: True):
+    """Up to count live migrations a->b->a... in the modes of MODES, each
+    mode for a round trip, each while more() holds; runs_on(guest, number)
+    says whether the guest still runs (and profiles) after migration number.
+    With watch_tmp, 'virsh event' on a watches the first round trip.
+    Returns the timings."""
     timings = []
-    for i in range(MIGRATIONS):
-        src, dst = (a, b) if i % 2 == 0 else (b, a)
-        mode = ['--p2p'] if (i // 2) % 2 else []
-        t = time.time()
-        p = src.virsh('migrate', '--live', *mode, DOM, dst.uri)
-        wall = time.time() - t
-        if p.returncode != 0:
-            report(False, 'migration %d %s->%s %s: %s' % (i + 1, src.name, dst.name,
-                                                       ' '.join(mode), p.stderr.strip()))
-            return
-        guest.host = dst
-        elapsed, downtime = jobinfo(dst)
-        timings.append((wall, elapsed, downtime))
-        print('  migration %2d %s->%s %-6s virsh %.2f s, QEMU %s ms, downtime %s ms' %
-              (i + 1, src.name, dst.name, mode[0] if mode else 'direct', wall, elapsed,
-               downtime), flush=True)
-        if not guest.progresses():
-            report(False, 'after migration %d the guest runs on %s' % (i + 1, dst.name))
-            return
-    report(len(timings) == MIGRATIONS and 'SUMMARY' not in guest.output(),
-           '%d live migrations a<->b (direct and --p2p) while the guest profiles' % MIGRATIONS)
+    watch = LifecycleWatch(guest, watch_tmp) if watch_tmp else None
+    try:
+        for i in range(count):
+            if not more():
+                break
+            src, dst = (a, b) if i % 2 == 0 else (b, a)
+            t = migrate(guest, src, dst, MODES[i % len(MODES)], i + 1)
+            if isinstance(t, str):
+                # Unless the guest ended its run (and powered off) meanwhile.
+                if more():
+                    report(False, t)
+                else:
+                    print('  (%s, after the guest\'s program ended)' % t)
+                return timings
+            timings.append(t)
+            if not runs_on(guest, i + 1):
+                report(False, '%s: after migration %d it runs on %s' %
+                       (guest.name, i + 1, dst.name))
+                return timings
+            if watch and i == 1:
+                # Leaving a (paused for the last pass, then stopped), coming
+                # back (started, then resumed), as libvirt reports it.
+                want = ['Suspended Migrated', 'Stopped Migrated', 'Started Migrated',
+                        'Resumed Migrated']
+                seen = watch.wait_for(want, 10)
+                got = watch.events()
+                report(watch.ready and seen and
+                       [e for e in got if e in want] == want,
+                       "virsh event --domain %s --event lifecycle on a, while it went to b "
+                       "and back: %s" % (guest.name, ', '.join(got)))
+                watch.close()
+                watch = None
+    finally:
+        if watch:
+            watch.close()
+    return timings
+
+
+def report_timings(what, timings, count):
     walls = [t[0] for t in timings]
     qemu = [t[1] for t in timings if t[1] is not None]
     down = [t[2] for t in timings if t[2] is not None]
-    report(len(down) == MIGRATIONS,
-           'timings: virsh migrate %.2f/%.2f/%.2f s, QEMU %d/%d/%d ms, downtime %d/%d/%d ms '
-           '(min/median/max)' % (min(walls), statistics.median(walls), max(walls),
+    report(len(down) == count,
+           '%s timings: virsh migrate %.2f/%.2f/%.2f s, QEMU %d/%d/%d ms, downtime %d/%d/%d ms '
+           '(min/median/max)' % (what, min(walls), statistics.median(walls), max(walls),
                                  min(qemu), statistics.median(qemu), max(qemu),
                                  min(down), statistics.median(down), max(down)))
+
+
+def test_migrations(guest, a, b, tmp):
+    timings = migrate_round_trips(guest, a, b, MIGRATIONS,
+                                  lambda guest, _: guest.progresses(), watch_tmp=tmp)
+    report(len(timings) == MIGRATIONS and 'SUMMARY' not in guest.output(),
+           '%d live migrations a<->b (direct, --p2p, --p2p --tunnelled) while the guest '
+           'profiles' % MIGRATIONS)
+    if timings:
+        report_timings(guest.name, timings, MIGRATIONS)
 
 
 def test_save_restore(guest, src, dst, tmp):
@@ -346,6 +503,65 @@ def finish(guest, what='the record stream is continuous across all of it (every 
     report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out, what)
 
 
+def test_linux_guest(a, b, cpu, tmp):
+    """The Linux guest, defined with the pool's baseline <cpu>, boots on a;
+    while lwp-linux-threads profiles itself, it goes a->b->a... in every
+    mode; then the program's own checks and run_linux.judge() decide."""
+    kernel = os.path.join(tmp, 'bzImage')
+    initrd = os.path.join(tmp, 'initramfs.cpio.gz')
+    shutil.copy(LINUX_KERNEL, kernel)
+    shutil.copy(LINUX_INITRD, initrd)
+    console = os.path.join(tmp, 'linux-console.txt')
+    open(console, 'w').close()
+    xml = os.path.join(tmp, 'linux.xml')
+    with open(xml, 'w') as f:
+        f.write(linux_domain_xml(cpu, kernel, initrd, console))
+    t0 = time.time()
+    p = a.virsh('create', xml)
+    report(p.returncode == 0, 'the Linux guest (%s) starts on a with the pool\'s baseline '
+           '<cpu>%s' % (LINUX_DOM, '' if p.returncode == 0 else ': ' + p.stderr.strip()))
+    if p.returncode:
+        return
+    guest = Guest(a, console, LINUX_DOM)
+    guest.wait_output('@@RUN threads', timeout=180)
+    t_run = time.time()
+    print('  %s: /init runs %s after %.1f s' % (LINUX_DOM, LINUX_TESTS, t_run - t0), flush=True)
+
+    def program_runs():
+        return '@@END threads' not in guest.output()
+    during = []
+
+    def runs_on(guest, number):
+        if program_runs():
+            during.append(number)       # the program ran across this one
+        return guest.state() == 'running' or not program_runs()
+    timings = migrate_round_trips(guest, a, b, LINUX_MIGRATIONS, runs_on, more=program_runs)
+    t_mig = time.time()
+    report(len(during) >= LINUX_MIN_MIGRATIONS and during == list(range(1, len(during) + 1)),
+           '%s: %d live migrations a<->b (%s) while its threads profiled' %
+           (LINUX_DOM, len(during),
+            ', '.join(sorted({' '.join(m) or 'direct' for m in MODES[:len(during)]}))))
+    deadline = time.time() + 240
+    t_end = None
+    while guest.state() != 'gone' and time.time() < deadline:
+        if t_end is None and not program_runs():
+            t_end = time.time()
+        time.sleep(0.2)
+    finished = guest.state() == 'gone'
+    t_end = t_end or time.time()
+    print('  %s: the program ran %.1f s, ended %.1f s after the migrations; the guest '
+          'powered off %.1f s after it started' % (LINUX_DOM, t_end - t_run, t_end - t_mig,
+                                                   time.time() - t0))
+    lines = guest.output().splitlines()
+    failed = checks.failed
+    run_linux.judge(lines, LINUX_TESTS, None, False,
+                    '%s powered off by itself after its migrations' % LINUX_DOM, finished)
+    if timings:
+        report_timings(LINUX_DOM, timings, len(timings))
+    if checks.failed > failed:
+        print('---- %s console ----\n%s' % (LINUX_DOM, guest.output()))
+
+
 def main():
     t0 = time.time()
     pool = libvirt_hosts.Pool(emulator=QEMU)
@@ -381,10 +597,11 @@ def main():
         report(lwp and all(re.search(r'[,=]%s\b' % w, cmdline) for w in want),
                "libvirt gives QEMU the baseline's LWP features: %s" % cmdline.strip(' \\'))
         guest.wait_output('profiling')
-        test_migrations(guest, a, b)
+        test_migrations(guest, a, b, tmp)
         test_save_restore(guest, guest.host, b if guest.host is a else a, tmp)
         test_refusals(guest, hosts, tmp)
         finish(guest)
+        test_linux_guest(a, b, cpu, tmp)
     finally:
         pool.close()
     print('# libvirt suite: %.1f s' % (time.time() - t0))

@@ -39,8 +39,7 @@ class Qemu:
                '-m', '256', '-nodefaults', '-display', 'none', '-no-reboot',
                '-serial', 'file:' + self.serial,
                '-kernel', args.kernel, '-initrd', args.initrd,
-               '-append', 'console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests='
-               + args.tests,
+               '-append', run_linux.kernel_cmdline(args.tests),
                '-qmp', 'unix:%s,server=on,wait=off' % qmp]
         if incoming:
             cmd += ['-incoming', incoming]

@@ -116,6 +116,11 @@ def judge_prof(body):
                           % (top and top['symbol'], top and top['object']))
 
 
+def kernel_cmdline(tests):
+    """The guest's -append: /init (tests/linux/init.sh) runs `tests`."""
+    return 'console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests=' + tests
+
+
 def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
     """Check a console transcript (a list of lines) of the guest's /init
     running the programs of `tests`; one PASS/FAIL line per check, each
@@ -210,7 +215,7 @@ def main():
     cmd = [args.qemu, '-accel', args.accel, '-cpu', args.cpu, '-smp', str(args.smp),
            '-m', args.memory, '-nodefaults', '-nographic', '-no-reboot',
            '-serial', 'stdio', '-kernel', args.kernel, '-initrd', args.initrd,
-           '-append', 'console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests=' + args.tests]
+           '-append', kernel_cmdline(args.tests)]
     print('qemu: ' + ' '.join(cmd), flush=True)
     start = time.monotonic()
     try:
