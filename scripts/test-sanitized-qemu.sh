@@ -26,15 +26,19 @@ FIRMWARE_DIRS=(/usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu)
 # sanitizers, less what the guest and user suites do not use: the devices
 # are only those of the guest tests' machine (configs/devices/x86_64-softmmu/
 # lwp-tests.mak, added by the series), no plugins, no check-tcg cross
-# compiler.  -O1 and line tables only (-g1), as ASan's own documentation
-# suggests for usable reports: half the compile time of -O2 -g.
+# compiler.  -O1 without inlining and line tables only (-g1): under half
+# the compile time of -O2 -g, and every frame of a report is real.  Without
+# -fno-inline, -O1 leaves some of the calls QEMU's qemu_build_not_reached()
+# requires the optimizer to remove (translate.c of linux-user fails to
+# compile); with it (__NO_INLINE__) that becomes a run-time assertion, as
+# in QEMU's own --enable-debug (-O0) builds.
 CONFIGURE_ARGS=(
     --target-list=x86_64-softmmu,x86_64-linux-user,i386-linux-user
     --disable-docs --disable-werror --without-default-features
     --without-default-devices --with-devices-x86_64=lwp-tests
     --enable-tcg --enable-kvm --disable-download --disable-install-blobs
     --python=/usr/bin/python3 --enable-asan --enable-ubsan
-    -Doptimization=1 --extra-cflags=-g1 --extra-cxxflags=-g1
+    -Doptimization=1 --extra-cflags='-g1 -fno-inline' --extra-cxxflags='-g1 -fno-inline'
     --firmwarepath="$(IFS=:; echo "${FIRMWARE_DIRS[*]}")"
 )
 
