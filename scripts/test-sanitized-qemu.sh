@@ -72,7 +72,8 @@ QEMU_PLAIN=$QEMU_BUILDDIR QEMU_ASAN=$ASAN_BUILDDIR \
     --suite guest --suite user --timeout-multiplier 3 "$@" || rc=$?
 t2=$(date +%s)
 # One line per test for scripts/test-summary.py, which counts them as checks.
-python3 - "$LWP_BUILDDIR/meson-logs/sanitized-qemu.json" <<'EOF' || rc=1
+# (meson names the log after the logbase and the wrapper.)
+python3 - "$LWP_BUILDDIR/meson-logs/sanitized-qemu-qemu-asan-wrapper.sh.json" <<'EOF' || rc=1
 import json, sys
 n = 0
 for line in open(sys.argv[1]):
