@@ -12,7 +12,11 @@ for a in "$@"; do
     set -- "$@" "$a"
     shift
 done
-# QEMU's own exit-time leaks are not ours to judge; memory errors are.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+here=$(cd "$(dirname "$0")" && pwd)
+# QEMU's own exit-time leaks are not ours to judge (leak checking is off, as
+# in QEMU's own sanitizer builds); memory errors are.  linux-user takes the
+# guest's faults as host SIGSEGV and SIGBUS in its own handlers: ASan must
+# not claim them.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:handle_segv=0:handle_sigbus=0:allow_user_segv_handler=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$here/ubsan.supp
 exec "$@"
