@@ -141,6 +141,16 @@ static void test_ud_with_xcr0_lwp_clear(void)
     report(slwpcb() == 0, "XCR0[62] set again: available, LWP disabled");
 }
 
+/* A new session holding the two records test_records' checks start with. */
+static void two_records_again(void)
+{
+    llwpcb(0);
+    fresh_lwpcb(LWP_F_VAL);
+    llwpcb(&cb);
+    lwpins(0, 1, 0);
+    lwpins(0xffffffffu, 1, 2);
+}
+
 static void test_records(void)
 {
     uintptr_t ip;
@@ -194,11 +204,7 @@ static void test_records(void)
         asm volatile("lwpval $0, %0, %1" : : "r"(7), "r"(wide) : "memory");
         report(ring[1].data2 == wide, "XOP.W = 1 LWPVAL: Data2 is all 64 bits (%#llx)",
                (unsigned long long)ring[1].data2);
-        llwpcb(0);
-        fresh_lwpcb(LWP_F_VAL);
-        llwpcb(&cb);
-        lwpins(0, 1, 0);
-        lwpins(0xffffffffu, 1, 2);
+        two_records_again();
     }
 #else
     /*
@@ -216,11 +222,7 @@ static void test_records(void)
     report(ring[3].event_id == 1 && ring[3].data1 == 10 && ring[3].data2 == 0xfeed,
            "storing LWPVAL with vvvv[3] set outside 64-bit mode: Data2 from EAX (%#llx)",
            (unsigned long long)ring[3].data2);
-    llwpcb(0);
-    fresh_lwpcb(LWP_F_VAL);
-    llwpcb(&cb);
-    lwpins(0, 1, 0);
-    lwpins(0xffffffffu, 1, 2);
+    two_records_again();
 #endif
 
     /* Memory operand for Data1. */
