@@ -124,7 +124,7 @@ def main():
     ap.add_argument('--hops', type=int, default=3)
     ap.add_argument('--interval', type=float, default=1.0,
                     help='seconds of profiling between hops')
-    ap.add_argument('--tests', default='threads:4:100000')
+    ap.add_argument('--tests', default='threads:4:400000')
     ap.add_argument('--timeout', type=float, default=600)
     args = ap.parse_args()
 
