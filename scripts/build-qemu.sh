@@ -21,17 +21,8 @@ CONFIGURE_ARGS=(
     --firmwarepath="$(IFS=:; echo "${FIRMWARE_DIRS[*]}")"
 )
 
-want=$(printf '%s\n' "$QEMU_SRC" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
-have=$(cat "$QEMU_BUILDDIR/.qemu-lwp-configure" 2>/dev/null || true)
-if [ ! -f "$QEMU_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
-    step "configuring QEMU $QEMU_VERSION"
-    rm -rf "$QEMU_BUILDDIR"
-    mkdir -p "$QEMU_BUILDDIR"
-    (cd "$QEMU_BUILDDIR" && "$QEMU_SRC/configure" "${CONFIGURE_ARGS[@]}") \
-        >"$QEMU_LWP_BUILD/qemu-configure.log" 2>&1 ||
-        die_log "$QEMU_LWP_BUILD/qemu-configure.log" "QEMU configure failed"
-    echo "$want" >"$QEMU_BUILDDIR/.qemu-lwp-configure"
-fi
+configure_qemu_once "$QEMU_BUILDDIR" "$QEMU_LWP_BUILD/qemu-configure.log" \
+    "QEMU $QEMU_VERSION" "${CONFIGURE_ARGS[@]}"
 step "building QEMU (ninja, incremental)"
 ninja -C "$QEMU_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 tests/tcg/plugins/libinsn.so \
     >"$QEMU_LWP_BUILD/qemu-build.log" 2>&1 ||

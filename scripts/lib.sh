@@ -99,3 +99,22 @@ export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 # The compiler of a fresh root (scripts/bare-root.sh) is the same Debian
 # binary with a new mtime: identify it by its content.
 export CCACHE_COMPILERCHECK=${CCACHE_COMPILERCHECK:-content}
+
+# configure_qemu_once BUILDDIR LOG WHAT CONFIGURE-ARGS...
+# Runs QEMU's configure in BUILDDIR (from scratch) unless it was already
+# configured there with the same source and arguments.
+configure_qemu_once() {
+    local builddir=$1 log=$2 what=$3 want have
+    shift 3
+    want=$(printf '%s\n' "$QEMU_SRC" "$@" | sha256sum | cut -c1-16)
+    have=$(cat "$builddir/.qemu-lwp-configure" 2>/dev/null || true)
+    if [ -f "$builddir/build.ninja" ] && [ "$want" = "$have" ]; then
+        return 0
+    fi
+    step "configuring $what"
+    rm -rf "$builddir"
+    mkdir -p "$builddir"
+    (cd "$builddir" && "$QEMU_SRC/configure" "$@") >"$log" 2>&1 ||
+        die_log "$log" "configuring $what failed"
+    echo "$want" >"$builddir/.qemu-lwp-configure"
+}

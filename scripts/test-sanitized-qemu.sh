@@ -43,17 +43,8 @@ CONFIGURE_ARGS=(
 )
 
 t0=$(date +%s)
-want=$(printf '%s\n' "$QEMU_SRC" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
-have=$(cat "$ASAN_BUILDDIR/.qemu-lwp-configure" 2>/dev/null || true)
-if [ ! -f "$ASAN_BUILDDIR/build.ninja" ] || [ "$want" != "$have" ]; then
-    step "configuring QEMU $QEMU_VERSION with ASan and UBSan"
-    rm -rf "$ASAN_BUILDDIR"
-    mkdir -p "$ASAN_BUILDDIR"
-    (cd "$ASAN_BUILDDIR" && "$QEMU_SRC/configure" "${CONFIGURE_ARGS[@]}") \
-        >"$QEMU_LWP_BUILD/qemu-asan-configure.log" 2>&1 ||
-        die_log "$QEMU_LWP_BUILD/qemu-asan-configure.log" "configuring the sanitizer QEMU failed"
-    echo "$want" >"$ASAN_BUILDDIR/.qemu-lwp-configure"
-fi
+configure_qemu_once "$ASAN_BUILDDIR" "$QEMU_LWP_BUILD/qemu-asan-configure.log" \
+    "QEMU $QEMU_VERSION with ASan and UBSan" "${CONFIGURE_ARGS[@]}"
 step "building the sanitizer QEMU (log: $QEMU_LWP_BUILD/qemu-asan-build.log)"
 ninja -C "$ASAN_BUILDDIR" -j"$(nproc)" qemu-system-x86_64 qemu-x86_64 qemu-i386 \
     >"$QEMU_LWP_BUILD/qemu-asan-build.log" 2>&1 ||
