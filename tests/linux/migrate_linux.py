@@ -14,7 +14,6 @@ middle of a store) survived every hop; run_linux.judge() checks the rest.
 
 Usage: migrate_linux.py --qemu Q --kernel K --initrd I [--hops N] ...
 """
-import argparse
 import json
 import os
 import shutil
@@ -114,13 +113,7 @@ def migrate(src, dst_uri):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--qemu', required=True)
-    ap.add_argument('--kernel', required=True)
-    ap.add_argument('--initrd', required=True)
-    ap.add_argument('--cpu', default='max')
-    ap.add_argument('--smp', type=int, default=2)
+    ap = run_linux.guest_argument_parser(__doc__, smp=2)
     ap.add_argument('--hops', type=int, default=3)
     ap.add_argument('--interval', type=float, default=1.0,
                     help='seconds of profiling between hops')

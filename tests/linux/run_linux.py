@@ -193,14 +193,20 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
                % (name, rc, passes, len(fails)))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
+def guest_argument_parser(description, smp):
+    """The arguments every driver of the Linux guest takes."""
+    ap = argparse.ArgumentParser(description=description,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--qemu', required=True)
     ap.add_argument('--kernel', required=True)
     ap.add_argument('--initrd', required=True)
     ap.add_argument('--cpu', default='max')
-    ap.add_argument('--smp', type=int, default=1)
+    ap.add_argument('--smp', type=int, default=smp)
+    return ap
+
+
+def main():
+    ap = guest_argument_parser(__doc__, smp=1)
     ap.add_argument('--memory', default='256')
     ap.add_argument('--accel', default='tcg')
     ap.add_argument('--tests', default='abi,msvc,threads,fuzz',
