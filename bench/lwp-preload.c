@@ -53,8 +53,9 @@ __attribute__((constructor)) static void lwp_preload_start(void)
         return;
     }
     if (sscanf(spec, "%u:%u:%lu", &event, &interval, &ring_bytes) != 3 ||
-        event < 2 || event > 3 || ring_bytes < 4096 || ring_bytes > 0xfffff000ul) {
-        fail("QEMU_LWP_BENCH must be EVENT:INTERVAL:RING_BYTES, EVENT 2 or 3");
+        event < 2 || event > 3 || ring_bytes < 4096 || ring_bytes > 0x0ffff000ul) {
+        fail("QEMU_LWP_BENCH must be EVENT:INTERVAL:RING_BYTES, EVENT 2 or 3, "
+             "RING_BYTES 4096 to 0x0ffff000 (BufferSize has 28 bits)");
     }
     ring_bytes &= ~4095ul;
     report_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);

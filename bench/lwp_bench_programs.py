@@ -126,7 +126,8 @@ class ProgramBench:
     def ring_bytes(self, prog, interval):
         insns = prog.insns or 4 * 10 ** 9
         need = insns // (interval + 1) * 32 * 5 // 4 + (1 << 20)
-        return min(need, 0xfffff000) & ~4095
+        # BufferSize has 28 bits (spec 7.1, figure 7-1): at most 256 MiB - 4 KiB.
+        return min(need, 0x0ffff000) & ~4095
 
     def command(self, prog, cfg, log):
         key, _, which, event, interval, plugin = cfg
