@@ -34,6 +34,8 @@
  * already: the slow path jumps to the host code the helper returns.
  */
 #define LWP_TB_INFO_GOTO         (1ull << 26)
+/* helper_lwp_tb_slow's @eip is the TB's start (else EIP already is). */
+#define LWP_TB_INFO_EIP          (1ull << 27)
 /* ... what helper_lwp_retire learns of its instruction ... */
 #define LWP_RETIRE_LEN(info)     ((info) & 0xff)
 #define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)

@@ -393,16 +393,19 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     }
 }
 
-const void *helper_lwp_tb_slow(CPUX86State *env)
+const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
+                              target_ulong eip)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
-    uint64_t info = t->tb_info;
     CPUState *cs = env_cpu(env);
     LwpTbShape tb;
     LwpTbAction action;
     uint32_t split, cflags;
     LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
 
+    if (info & LWP_TB_INFO_EIP) {
+        env->eip = eip;
+    }
     if (info & LWP_TB_INFO_PRECHARGED) {
         lwp_tb_give_back_charge(env, info);
     }

@@ -9,7 +9,7 @@
 typedef struct QemuLwpDisas {
     TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
     TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
-    TCGOp *info_op;           /* st_i64 of the slow path's TB description */
+    TCGOp *info_op;           /* movi_i64 of the slow path's TB description */
     TCGLabel *slow;           /* the slow path, after the TB's exits */
     TCGLabel *resume;         /* where the slow path rejoins the TB */
     uint32_t charged;         /* leading instructions charged at TB start */
