@@ -7,9 +7,11 @@
  * no missed event, LWPVAL sampling exact.
  *
  * With -append events=1 it also samples instructions retired and branches
- * retired, and at iteration "digestat" prints a digest of every hardware-
- * event record so far and of the counters: the harness compares it with a
- * run that was never migrated -- the counts must be exact across migration.
+ * retired, and at every multiple of "digestevery" iterations prints a digest
+ * of every hardware-event record so far and of the counters, with the
+ * iteration: the harness compares each with a run that was never migrated,
+ * stopped at the last of them -- the counts must be exact across migration,
+ * at whatever iteration the harness's migrations happened to fall.
  */
 #include "lwp.h"
 #include "apic.h"
@@ -48,7 +50,7 @@ volatile uint32_t lwp_in_handler;
 static uint32_t irq_spin;    /* -append irqspin=N: time spent in the handler */
 static uint32_t iterations;   /* -append iterations=N */
 
-static uint32_t events, digest_at;  /* -append events=1 digestat=N */
+static uint32_t events, digest_every;  /* -append events=1 digestevery=N */
 
 static struct {
     uint64_t next_ins, next_val_call, records, bad, vals, hw, digest;
@@ -129,12 +131,12 @@ static uintptr_t producer(uintptr_t unused)
         if (i % 1000000 == 0) {
             printf("progress %u\n", i);
         }
-        if (events && i == digest_at) {
+        if (events && digest_every && i % digest_every == 0) {
             drain();
             digest_add(cb.event[1].counter);
             digest_add(cb.event[2].counter);
-            printf("events digest %016llx after %llu records\n",
-                   (unsigned long long)seen.digest, (unsigned long long)seen.hw);
+            printf("events digest %016llx after %llu records at iteration %u\n",
+                   (unsigned long long)seen.digest, (unsigned long long)seen.hw, i);
         }
         if (i % 4096 == 0 && stop_requested()) {
             iterations = i;
@@ -176,7 +178,7 @@ int main(void)
     iterations = cmdline_ulong("iterations", 200000);
     irq_spin = cmdline_ulong("irqspin", 0);
     events = cmdline_ulong("events", 0);
-    digest_at = cmdline_ulong("digestat", 0);
+    digest_every = cmdline_ulong("digestevery", 0);
     if (cmdline_ulong("nolwp", 0)) {
         return plain_run();
     }

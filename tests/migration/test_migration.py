@@ -163,6 +163,26 @@ def progress(q):
     return q.debug_output().count('progress ')
 
 
+def guest_word(q, symbol):
+    """A 32-bit word of guest memory at @symbol of the guest image (HMP xp)."""
+    out = q.cmd('human-monitor-command',
+                **{'command-line': 'xp /1wx %#x' % guest_symbol(symbol)})
+    return int(out.strip().split()[-1], 16)
+
+
+def wait_profiles(q, timeout=120):
+    """Until the guest on @q takes another threshold interrupt (its counter
+    'interrupts' grows): it profiles there.  Bounded by @timeout only."""
+    start = guest_word(q, 'interrupts')
+    deadline = time.time() + timeout
+    while time.time() < deadline and q.alive():
+        now = guest_word(q, 'interrupts')
+        if now != start:
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def hand_over(src, name, outputs, **kw):
     """Live-migrate @src to a new QEMU over a unix socket.  On success the
     source's console output joins @outputs, the source is killed and the
@@ -212,8 +232,11 @@ def ping_pong():
             migrations += 1
             src = dst
             src.wait_running()
-            time.sleep(0.2)                     # let it profile on the new host
-        report(migrations >= 10, '%d live migrations while the guest profiles' % migrations)
+            if not wait_profiles(src):
+                report(False, 'after migration %d the guest profiles on %s' % (i + 1, src.name))
+                break
+        report(migrations == 10, '%d live migrations, the guest profiling on each new host'
+               % migrations)
         report(not any('SUMMARY' in o for o in outputs),
                'the guest was still profiling at every migration')
         finish(src, outputs, 'after the migrations the record stream is continuous')
@@ -221,36 +244,37 @@ def ping_pong():
         src.kill()
 
 
-EVENTS = 'events=1 digestat=%d'
-DIGEST_AT = 2000000
+# A digest every 64 * 4096 iterations: at every multiple, before the check
+# for the key, so a run stopped by the key and one that ends there agree.
+DIGEST_EVERY = 64 * 4096
+EVENTS = 'events=1 digestevery=%d' % DIGEST_EVERY
+DIGEST_RE = re.compile(r'events digest ([0-9a-f]+) after (\d+) records at iteration (\d+)')
 
 
-def events_digest(text):
-    m = re.search(r'events digest ([0-9a-f]+) after (\d+) records', text)
-    return m.groups() if m else None
+def digests(text):
+    """{iteration: {digest}} of the digest lines in @text."""
+    got = {}
+    for d, _, it in DIGEST_RE.findall(text):
+        got.setdefault(int(it), set()).add(d)
+    return got
 
 
 def events():
     """Instructions and branches retired are counted exactly across live
-    migrations and savevm/loadvm: the guest's digest of every record and of
-    the counters at a fixed iteration equals that of a run left alone."""
-    ref = Qemu(iterations=DIGEST_AT, append=EVENTS % DIGEST_AT)
-    try:
-        ref.wait_exit(120)
-        want = events_digest(ref.debug_output())
-    finally:
-        ref.kill()
-    report(want is not None and int(want[1]) > 1000,
-           'reference run: digest %s of %s records' % want if want else 'reference run: no digest')
+    migrations and savevm/loadvm: the guest profiles until the key, printing
+    a digest of every record and of the counters at every DIGEST_EVERY
+    iterations; every digest of the migrated run, the last one taken after
+    every migration and the loadvm, equals that of a run never migrated that
+    ends at the same iteration."""
     disk = os.path.join(TMP, 'events.qcow2')
     subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', disk, '16M'], check=True)
     drive = ['-drive', 'if=none,id=d0,format=qcow2,file=' + disk]
-    src = Qemu(append=EVENTS % DIGEST_AT, extra=drive)
+    src = Qemu(append=EVENTS, extra=drive)
     outputs, migrations = [], 0
     try:
         src.wait_output('profiling')
         for i in range(5):
-            dst = hand_over(src, 'ev%d' % i, outputs, append=EVENTS % DIGEST_AT, extra=drive)
+            dst = hand_over(src, 'ev%d' % i, outputs, append=EVENTS, extra=drive)
             if dst is None:
                 break
             migrations += 1
@@ -258,18 +282,45 @@ def events():
             src.wait_running()
         hmp = lambda c: src.cmd('human-monitor-command', **{'command-line': c})
         hmp('savevm ev')
-        time.sleep(0.3)
+        ran = wait_profiles(src)              # so that loadvm goes back over something
+        # Stopped across loadvm, so that the console splits exactly there:
+        # what the guest printed after the snapshot is printed again.
+        src.cmd('stop')
+        after = len(src.debug_output())
         hmp('loadvm ev')
-        early = any(events_digest(o) for o in outputs)
-        src.wait_output('events digest', timeout=120)
-        got = events_digest(src.debug_output())
-        report(migrations == 5 and not early,
-               '%d live migrations and a savevm/loadvm before the digest point' % migrations)
-        report(got == want, 'the same records and counters as without migration (%s)' %
-               (got[0] if got else None))
+        src.cmd('cont')
+        # A digest taken after every migration and the loadvm.
+        deadline = time.time() + 120
+        while not digests(src.debug_output()[after:]) and time.time() < deadline:
+            time.sleep(0.05)
+        last = max(digests(src.debug_output()[after:]) or [0])
         finish(src, outputs, 'and the LWPINS/LWPVAL stream is continuous')
     finally:
         src.kill()
+    # The hops' consoles continue each other; the loadvm starts a new line.
+    final = outputs.pop()
+    got = digests(''.join(outputs) + final[:after] + '\n' + final[after:])
+    report(migrations == 5 and ran and last > 0,
+           '%d live migrations and a savevm/loadvm, all before the digest at iteration %d'
+           % (migrations, last))
+    if not last:
+        return
+    ref = Qemu(iterations=last, append=EVENTS)
+    try:
+        ref.wait_exit(600)
+        want = digests(ref.debug_output())
+    finally:
+        ref.kill()
+    records = [int(r) for _, r, it in DIGEST_RE.findall(ref.debug_output()) if int(it) == last]
+    report(last in want and records and records[0] > 1000,
+           'reference run to iteration %d: %d digests, %s records at the last'
+           % (last, len(want), records[0] if records else None))
+    compared = sorted(it for it in got if it <= last)
+    bad = [it for it in compared if got[it] != want.get(it)]
+    report(last in got and not bad,
+           'the same records and counters as without migration at %d digests up to '
+           'iteration %d (%s)' % (len(compared), last, 'differ at %s' % bad[:5] if bad else
+                                  next(iter(got.get(last, {'none'})))))
 
 
 def guest_symbol(name):
@@ -290,14 +341,17 @@ def in_handler():
     outputs, inside = [], 0
     try:
         for i in range(10):
-            for attempt in range(200):
+            # Until a stop lands inside the handler; only a time limit bounds it.
+            deadline = time.time() + 120
+            while True:
                 src.cmd('stop')
                 word = src.cmd('human-monitor-command', **{'command-line': 'xp /1wx %#x' % flag})
-                if word.strip().endswith('0x00000001'):
+                if word.strip().endswith('0x00000001') or time.time() > deadline:
                     break
                 src.cmd('cont')
                 time.sleep(0.01)
-            else:
+            if not word.strip().endswith('0x00000001'):
+                src.cmd('cont')
                 break
             dst = hand_over(src, 'irq%d' % i, outputs, **args)
             if dst is None:
@@ -378,7 +432,7 @@ def savevm():
         out = hmp('savevm lwp1')
         report(out.strip() == '' and 'lwp1' in hmp('info snapshots'),
                'savevm while profiling: %s' % (out.strip() or 'ok'))
-        time.sleep(0.5)
+        report(wait_profiles(src), 'the guest profiles on after savevm')
         out = hmp('loadvm lwp1')
         report(out.strip() == '', 'loadvm back to the snapshot: %s' % (out.strip() or 'ok'))
         report(src.running(), 'running again after loadvm')
@@ -417,11 +471,16 @@ def cancel():
         src.cmd('migrate-set-parameters', **{'max-bandwidth': 1024})
         dst = Qemu.destination('unix:' + os.path.join(TMP, 'cancel.sock'))
         src.cmd('migrate', uri='unix:' + os.path.join(TMP, 'cancel.sock'))
-        time.sleep(0.3)
+        # Cancelled once it is under way (1 KiB/s: it cannot complete).
+        deadline = time.time() + 60
+        while src.cmd('query-migrate').get('status') != 'active' and time.time() < deadline:
+            time.sleep(0.02)
+        active = src.cmd('query-migrate').get('status')
         src.cmd('migrate_cancel')
         st = src.migration_status()
         info = src.cmd('query-migrate')
-        report(st == 'cancelled', 'migration cancelled (%s %s)' % (st, info.get('error-desc', '')))
+        report(active == 'active' and st == 'cancelled', 'migration cancelled while %s (%s %s)'
+               % (active, st, info.get('error-desc', '')))
         report(src.running(), 'the source keeps running after the cancel')
         dst.kill()
         finish(src, [], 'the source completes with a continuous stream')
