@@ -43,11 +43,13 @@ report $? "a host without LWP leaves the pool without LWP"
 [ $? = 2 ]
 report $? "an unreadable host description is an error"
 
-# The baseline's -cpu properties are accepted by QEMU.
+# The baseline's -cpu properties are accepted by QEMU: it starts (paused)
+# and answers its monitor's 'quit' with status 0.  No time limit decides:
+# a QEMU that refuses them exits non-zero however long it takes.
 opts=$("$tool" "$tmp/max.json" "$tmp/zambezi.txt" | sed -n 's/^-cpu \.\.\.,//p')
-timeout 5 "$qemu" -M pc -accel tcg -cpu "qemu64,xsave=on,$opts" -nodefaults -display none \
-    -monitor none -S >"$tmp/qemu.out" 2>&1
-[ $? = 124 ] && ! grep -q -i "error\|invalid" "$tmp/qemu.out"
+echo quit | "$qemu" -M pc -accel tcg -cpu "qemu64,xsave=on,$opts" -nodefaults -display none \
+    -monitor stdio -S >"$tmp/qemu.out" 2>&1
+[ $? = 0 ] && ! grep -q -i "error\|invalid" "$tmp/qemu.out"
 report $? "QEMU starts with the baseline's -cpu properties"
 
 # Malformed descriptions are errors naming the host and the problem.
