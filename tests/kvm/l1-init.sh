@@ -215,7 +215,11 @@ lwp_regs() {    # lwp_regs WHO WHEN: the LWP lines of HMP's 'info registers'
     while [ "$(hmp_text "$1" | grep -c '^LWP_CFG')" -le "$n" ] && [ $i -lt 50 ]; do
         sleep 0.2; i=$((i + 1))
     done
-    sleep 0.3
+    # The whole answer is there once HMP prompts again after it.
+    while ! hmp_text "$1" | awk '/^LWP_CFG/ { s = 1; p = 0 } s && /\(qemu\)/ { p = 1 }
+                                 END { exit !p }' && [ $i -lt 100 ]; do
+        sleep 0.2; i=$((i + 1))
+    done
     hmp_text "$1" | grep '^LWP' | tail -n3 | sed "s/^/L1: $1 LWP state $2: /"
 }
 
