@@ -46,7 +46,7 @@ all_installed() {
 KREL=$(debian_kernel_release)
 if [ -n "$KREL" ]; then
     mapfile -t wanted < <(list_packages ""; list_packages bookworm-backports)
-    if all_installed "${wanted[@]}" &&
+    if all_installed "${wanted[@]}" && command -v npm >/dev/null &&
        { [ "$(cat "$PKG_STAMP" 2>/dev/null)" = "$(package_hash)" ] || [ "$(id -u)" != 0 ]; }; then
         exit 0
     fi
@@ -135,5 +135,12 @@ apt-get install -y -qq --no-install-recommends "${main_pkgs[@]}" >"$STAMP_DIR/ap
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${bpo_pkgs[@]}" \
     >>"$STAMP_DIR/apt-install.log" 2>&1 ||
     die_log "$STAMP_DIR/apt-install.log" "apt-get install of the bookworm-backports packages failed$(missing_packages)"
+# npm (lwp-prof's test installs speedscope with it): Debian's package,
+# unless the nodejs installed carries its own npm and conflicts with it.
+if ! command -v npm >/dev/null; then
+    step "installing npm"
+    apt-get install -y -qq --no-install-recommends npm >>"$STAMP_DIR/apt-install.log" 2>&1 ||
+        die_log "$STAMP_DIR/apt-install.log" "apt-get install of npm failed$(missing_packages)"
+fi
 mkdir -p "$(dirname "$PKG_STAMP")"
 package_hash >"$PKG_STAMP"

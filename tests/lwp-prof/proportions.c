@@ -21,6 +21,8 @@
  *   proportions rtsig     serial, with 100 of lwp-prof's own drain signal
  *                         (SIGRTMAX-8) raised and handled by the program,
  *                         installed with signal() and then sigaction()
+ *   proportions system CMD  system(CMD) (glibc spawns /bin/sh in a way no
+ *                         preload sees), exits with its status
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -171,9 +173,12 @@ int main(int argc, char **argv)
         execl("/bin/sh", "sh", "-c", "echo \"LD_PRELOAD=[$LD_PRELOAD]\"", (char *)NULL);
         perror("execl");
         return 1;
+    } else if (!strcmp(mode, "system") && argc > 2) {
+        int status = system(argv[2]);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     } else {
         fprintf(stderr, "usage: proportions "
-                "[serial|threads|fork|signals|exec|masked|rtsig]\n");
+                "[serial|threads|fork|signals|exec|masked|rtsig|system CMD]\n");
         return 2;
     }
     return 0;

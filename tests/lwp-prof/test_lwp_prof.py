@@ -54,7 +54,7 @@ class Prof:
         """{(symbol, object): percent} of the flat profile, the profiler's
         own library left out (its drain code runs in signal handlers, where
         LWP is off, so only the exact count sees it)."""
-        args = [self.tool, 'report', '--csv', '--limit', '0']
+        args = [self.tool, 'report', '--single', '--csv', '--limit', '0']
         if weights:
             args += ['--weights', weights]
         r = run(args + [data])
@@ -67,7 +67,7 @@ class Prof:
         return {(x['symbol'], x['object']): 100.0 * int(x['samples']) / total for x in rows}
 
     def header(self, data):
-        r = run([self.tool, 'report', '--limit', '1', data])
+        r = run([self.tool, 'report', '--single', '--limit', '1', data])
         return r.stdout
 
 
@@ -229,10 +229,10 @@ def main():
            '(%d drains, %d missed)' % (drains, missed))
     check_proportions(p, 'drain signal shared, ire 4095', p.shares(out), prog)
 
-    r = p.record([a.proportions, 'exec'], out, 'ire', 4095)
+    r = p.record([a.proportions, 'exec'], out, 'ire', 4095, extra=['--no-inherit'])
     report(r.returncode == 0 and r.stdout.strip() == 'LD_PRELOAD=[]',
-           'exec: the exec\'d image runs unprofiled, lwp-prof gone from LD_PRELOAD (%s)' %
-           r.stdout.strip())
+           'exec, --no-inherit: the exec\'d image runs unprofiled, lwp-prof gone from '
+           'LD_PRELOAD (%s)' % r.stdout.strip())
     check_proportions(p, 'exec: profile up to the exec', p.shares(out), prog)
 
     # --- Debian's xz against an exact count over the same run
@@ -312,7 +312,11 @@ def main():
         ['--threshold-signal', 'USR2', '--', a.proportions], 'threshold interrupt is not available')
     err('bad signal name', ['--signal', 'NOPE', '--', a.proportions], 'not a signal')
     err('statically linked', ['--', a.proportions_static], 'statically linked')
-    err('not an ELF program', ['--', os.path.abspath(__file__)], 'not an ELF')
+    text = os.path.join(tmp, 'text-program')
+    with open(text, 'w') as f:
+        f.write('echo this is no ELF and has no #! line\n')
+    os.chmod(text, 0o755)
+    err('not an ELF program nor a script', ['--', text], 'not an x86 ELF')
     err('program not found', ['--', 'no-such-program-here'], 'not found')
     r = run([a.lwp_prof, 'record', '-o', '/nonexistent-dir/p.data', '--qemu', qemu64, '--',
              a.proportions])

@@ -12,6 +12,9 @@
  *     LWPPROF_MODULE   struct lwpprof_module + NUL-terminated path
  *     LWPPROF_THREAD   struct lwpprof_thread (a thread stopped profiling)
  *     LWPPROF_END      struct lwpprof_end (the process image stopped)
+ *     LWPPROF_PROCESS  struct lwpprof_process + the command line (one per
+ *                      file, right after the header: which process image
+ *                      of the profiled tree this file is)
  *
  * Each block is written by one write()/writev() to a file opened with
  * O_APPEND, so blocks of different threads never interleave.  A reader
@@ -46,6 +49,7 @@ enum {
     LWPPROF_MODULE = 2,
     LWPPROF_THREAD = 3,
     LWPPROF_END = 4,
+    LWPPROF_PROCESS = 5,
 };
 
 struct lwpprof_block {
@@ -82,6 +86,26 @@ struct lwpprof_end {
 };
 
 enum { LWPPROF_END_EXIT = 1, LWPPROF_END_EXEC = 2 };
+
+/*
+ * One process image of the tree: the root (the program record started)
+ * writes FILE, every other image FILE.<pid> or, when that exists (an
+ * image exec'd by an earlier one of the same pid), FILE.<pid>.<n>.
+ */
+struct lwpprof_process {
+    struct lwpprof_block b;
+    uint32_t pid, ppid;
+    uint32_t flags;             /* LWPPROF_PROC_* */
+    uint32_t cmdline_size;      /* bytes of the command line that follow */
+    uint64_t session;           /* the same in every file of one record */
+    char comm[32];              /* the command: basename of what was exec'd */
+    /* the command line follows: argv[] NUL-separated, padded to 8 bytes */
+};
+
+enum {
+    LWPPROF_PROC_ROOT = 1,      /* the program record started */
+    LWPPROF_PROC_FORKED = 2,    /* a child of fork() still running its parent's image */
+};
 
 /* An LWP event record, version 1 (32 bytes). */
 struct lwpprof_record {

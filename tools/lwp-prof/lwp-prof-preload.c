@@ -22,9 +22,11 @@
  * re-reads when the ring looks full.
  *
  * Configuration comes from the environment (the launcher `lwp-prof record`
- * sets it; docs/lwp-prof.rst lists it).  The library removes itself from
- * LD_PRELOAD at start: an exec'd image is not profiled; a child of fork()
- * goes on being profiled into FILE.<pid>.
+ * sets it; docs/lwp-prof.rst lists it).  A child of fork() goes on being
+ * profiled into FILE.<pid>; with LWP_PROF_INHERIT set, exec'd and spawned
+ * images are profiled too, each into a file of its own (preload-exec.c);
+ * without it the library removes itself from LD_PRELOAD at start and
+ * exec'd images run unprofiled.
  */
 #include "preload.h"
 
@@ -32,6 +34,8 @@ struct preload_config cfg;
 struct lwp_caps caps;
 int profiling;
 pid_t owner_pid;
+int owner_is_root;
+int forked_child;
 pthread_key_t thread_key;
 pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 struct lwp_thread *threads;
@@ -109,26 +113,35 @@ static int env_signal(const char *name, int dflt)
 }
 /* ---- capabilities: CPUID 8000_001Ch, as section 3 says software must ---- */
 
-void read_caps(void)
+/* NULL if this CPU and OS offer LWP, else why not. */
+static const char *lwp_missing(void)
 {
     unsigned a, b, c, d, max_ext;
-    unsigned event_size, max_events;
 
     __cpuid(0x80000000, max_ext, b, c, d);
     if (max_ext < 0x80000001) {
-        die("this CPU has no LWP (no CPUID leaf 8000_0001h); under QEMU run "
-            "qemu-lwp's qemu-x86_64 -cpu max");
+        return "this CPU has no LWP (no CPUID leaf 8000_0001h); under QEMU run "
+               "qemu-lwp's qemu-x86_64 -cpu max";
     }
     __cpuid(0x80000001, a, b, c, d);
     if (!(c & (1u << 15)) || max_ext < 0x8000001C) {
-        die("this CPU has no LWP (CPUID 8000_0001h ECX[15] is clear); under "
-            "QEMU run qemu-lwp's qemu-x86_64 -cpu max (or qemu-i386)");
+        return "this CPU has no LWP (CPUID 8000_0001h ECX[15] is clear); under "
+               "QEMU run qemu-lwp's qemu-x86_64 -cpu max (or qemu-i386)";
     }
+    __cpuid(0x8000001C, a, b, c, d);
+    if (!(a & 1)) {
+        return "LWP is supported but not available: the operating system has "
+               "not enabled it (CPUID 8000_001Ch EAX[0], XCR0[62] clear)";
+    }
+    return NULL;
+}
+
+static void read_caps(void)
+{
+    unsigned a, b, c, d;
+    unsigned event_size, max_events;
+
     __cpuid(0x8000001C, caps.eax, caps.ebx, caps.ecx, caps.edx);
-    if (!(caps.eax & 1)) {
-        die("LWP is supported but not available: the operating system has "
-            "not enabled it (CPUID 8000_001Ch EAX[0], XCR0[62] clear)");
-    }
     caps.cb_size = (caps.ebx & 0xff) * 8;
     event_size = (caps.ebx >> 8) & 0xff;
     max_events = (caps.ebx >> 16) & 0xff;
@@ -331,6 +344,42 @@ void process_stop(uint32_t reason)
     write_modules();
     write_end(reason);
 }
+/*
+ * _exit() (shells end with it; so do children of fork that must not flush
+ * their parent's stdio): close the profile without what may take a lock
+ * an interrupted thread holds -- no module list (the one written at start
+ * and at thread starts and ends stands), the other threads drained only if
+ * their list is free.  exit() calls glibc's internal _exit after the
+ * destructors, not this one.
+ */
+static void process_stop_at_exit_call(void)
+{
+    if (!profiling || getpid() != owner_pid) {
+        return;
+    }
+    if (self) {
+        thread_stop(self);
+    }
+    if (!pthread_mutex_trylock(&threads_lock)) {
+        pthread_mutex_unlock(&threads_lock);
+        drain_other_threads();
+    }
+    write_end(LWPPROF_END_EXIT);
+    profiling = 0;
+}
+
+EXPORT void _exit(int status)
+{
+    process_stop_at_exit_call();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+    _exit(status);
+}
+
 /* ---- set-up ---- */
 
 /* Exec'd images are not profiled: take ourselves out of LD_PRELOAD. */
@@ -397,6 +446,8 @@ static void atfork_child(void)
         return;
     }
     owner_pid = getpid();
+    owner_is_root = 0;
+    forked_child = 1;
     for (t = threads; t; t = next) {
         next = t->next;
         munmap(t, t->map_size);
@@ -406,6 +457,10 @@ static void atfork_child(void)
     pthread_mutex_init(&threads_lock, NULL);
     snprintf(path, sizeof(path), "%s.%d", cfg.output, (int)owner_pid);
     output_reopen_after_fork(path);
+    if (out_fd < 0) {
+        profiling = 0;          /* cannot write: unprofiled, never broken */
+        return;
+    }
     write_modules();
     t = thread_begin(0);
     if (t) {
@@ -414,13 +469,99 @@ static void atfork_child(void)
     unblock_drain_signal();
 }
 
+/* The configuration variables children get back if their environment lacks them. */
+static const char *const config_vars[] = {
+    "LWP_PROF_OUTPUT", "LWP_PROF_EVENT", "LWP_PROF_INTERVAL", "LWP_PROF_RING",
+    "LWP_PROF_RANDOM", "LWP_PROF_DRAIN_MS", "LWP_PROF_SIGNAL",
+    "LWP_PROF_THRESHOLD_SIGNAL", "LWP_PROF_INHERIT", "LWP_PROF_QEMU64",
+    "LWP_PROF_QEMU32", "LWP_PROF_CPU", "LWP_PROF_PRELOAD", "LWP_PROF_SESSION",
+};
+
+/* Read and remove a variable meant for this image only. */
+static const char *take_env(const char *name, char *buf, size_t size)
+{
+    const char *v = getenv(name);
+
+    if (!v) {
+        return NULL;
+    }
+    snprintf(buf, size, "%s", v);
+    unsetenv(name);
+    return buf;
+}
+
+static void read_tree_config(void)
+{
+    static char root_buf[32], comm_buf[64];
+    const char *root = take_env("LWP_PROF_ROOT", root_buf, sizeof(root_buf));
+    const char *comm = take_env("LWP_PROF_COMM", comm_buf, sizeof(comm_buf));
+    const char *s;
+    unsigned n = 0;
+
+    cfg.inherit = (s = getenv("LWP_PROF_INHERIT")) && !strcmp(s, "1");
+    if (cfg.inherit) {
+        owner_is_root = root && atol(root) == (long)getpid();
+    } else {
+        owner_is_root = 1;      /* --no-inherit, or the variables set by hand */
+    }
+    cfg.qemu64 = (s = getenv("LWP_PROF_QEMU64")) && *s ? s : NULL;
+    cfg.qemu32 = (s = getenv("LWP_PROF_QEMU32")) && *s ? s : NULL;
+    cfg.emulated = cfg.qemu64 || cfg.qemu32;
+    cfg.cpu = (s = getenv("LWP_PROF_CPU")) && *s ? s : "max";
+    cfg.preload_spec = getenv("LWP_PROF_PRELOAD");
+    cfg.session = (s = getenv("LWP_PROF_SESSION")) ? strtoull(s, NULL, 0) : 0;
+    if (cfg.inherit && (!cfg.preload_spec || !*cfg.preload_spec)) {
+        cfg.inherit = 0;        /* nothing to give children */
+    }
+    if (comm && *comm) {
+        snprintf(cfg.comm, sizeof(cfg.comm), "%s", comm);
+    } else {
+        const char *a0 = program_invocation_name ? program_invocation_name : "";
+        const char *b = strrchr(a0, '/');
+        snprintf(cfg.comm, sizeof(cfg.comm), "%s", b ? b + 1 : a0);
+    }
+    for (unsigned i = 0; i < sizeof(config_vars) / sizeof(config_vars[0]); i++) {
+        const char *v = getenv(config_vars[i]);
+        size_t len;
+        char *e;
+
+        if (!v || n >= LWP_PROF_N_VARS) {
+            continue;
+        }
+        len = strlen(config_vars[i]) + strlen(v) + 2;
+        e = malloc(len);
+        if (e) {
+            snprintf(e, len, "%s=%s", config_vars[i], v);
+            cfg.saved_env[n++] = e;
+        }
+    }
+}
+
 static void __attribute__((constructor)) lwp_prof_init(void)
 {
     const char *ev = getenv("LWP_PROF_EVENT");
+    const char *missing;
     struct sigaction sa;
     unsigned long dflt_ring;
 
-    unpreload_self();
+    read_tree_config();
+    if (!cfg.inherit) {
+        unpreload_self();
+    }
+    missing = lwp_missing();
+    if (missing) {
+        if (owner_is_root) {
+            die("%s", missing);
+        }
+        /*
+         * A descendant started on a CPU without LWP (by a path no
+         * interposed exec saw): run it again under the emulator; if that
+         * cannot be done, it runs unprofiled, as it would without us.
+         */
+        reexec_under_emulator();
+        cfg.inherit = 0;
+        return;
+    }
     cfg.output = getenv("LWP_PROF_OUTPUT");
     if (!cfg.output || !*cfg.output) {
         cfg.output = "lwp-prof.data";
@@ -469,7 +610,18 @@ static void __attribute__((constructor)) lwp_prof_init(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 
     owner_pid = getpid();
-    open_output(cfg.output);
+    if (owner_is_root) {
+        open_output(cfg.output, 0);
+    } else {
+        char path[8192];
+
+        snprintf(path, sizeof(path), "%s.%d", cfg.output, (int)owner_pid);
+        open_output(path, 1);
+        if (out_fd < 0) {
+            cfg.inherit = 0;
+            return;             /* cannot write: unprofiled, never broken */
+        }
+    }
     write_modules();
     profiling = 1;
     unblock_drain_signal();     /* a mask inherited across exec may block it */

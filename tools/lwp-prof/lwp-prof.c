@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <glib.h>
 #include <libelf.h>
 #include <limits.h>
@@ -29,7 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lwp-prof.h"
+#include "prof-report.h"
+#include "exec-target.h"
 
 #ifndef LWP_PROF_QEMU_DIR
 #define LWP_PROF_QEMU_DIR ""
@@ -39,18 +41,23 @@
 static void usage(FILE *f)
 {
     fputs("usage: lwp-prof record [OPTIONS] -- PROGRAM [ARGS...]\n"
-          "       lwp-prof report [OPTIONS] FILE\n"
+          "       lwp-prof report [OPTIONS] [FILE]\n"
+          "       lwp-prof annotate [OPTIONS] [SYMBOL]\n"
+          "       lwp-prof script [OPTIONS]\n"
           "\n"
           "Profile an unmodified, dynamically linked x86 program with AMD Lightweight\n"
-          "Profiling (LWP): every thread samples into its own ring buffer.\n"
+          "Profiling (LWP): every thread samples into its own ring buffer, in every\n"
+          "process the program starts (fork, exec, posix_spawn, #! scripts).\n"
           "\n"
           "record options:\n"
           "  -e, --event EVENT     ire (instructions retired, default) or bre (branches\n"
           "                        retired)\n"
           "  -i, --interval N      a sample every N+1 events (default 65535; LWP's\n"
           "                        EventInterval, at least the CPU's minimum)\n"
-          "  -o, --output FILE     data file (default lwp-prof.data); a child of fork()\n"
-          "                        writes FILE.<pid>\n"
+          "  -o, --output FILE     data file (default lwp-prof.data); every other process\n"
+          "                        of the tree writes FILE.<pid>[.<n>]\n"
+          "      --no-inherit      profile the program only (and its forked children):\n"
+          "                        the programs it execs or spawns run unprofiled\n"
           "      --qemu PATH       run the program under this linux-user emulator (must\n"
           "                        offer LWP, like qemu-lwp's qemu-x86_64); 'none' runs it\n"
           "                        directly.  Default: $LWP_PROF_QEMU, else directly if\n"
@@ -67,7 +74,7 @@ static void usage(FILE *f)
           "                        as signal SIG, instead of from a timer\n"
           "  -q, --quiet           no summary line\n"
           "\n"
-          "report options: see lwp-prof report --help.\n"
+          "report, annotate, script options: see lwp-prof COMMAND --help.\n"
           "The program's exit status is lwp-prof record's; 125 means profiling could not\n"
           "start.  Documentation: docs/lwp-prof.rst.\n", f);
 }
@@ -125,46 +132,69 @@ static char *find_program(const char *name)
     return found;
 }
 
-/* Returns 64 or 32; fails for anything lwp-prof cannot preload into. */
-static int inspect_program(const char *path)
+/*
+ * What PATH runs (a "#!" script followed as the kernel does): fails for
+ * anything lwp-prof cannot preload into.
+ */
+static void inspect_program(const char *path, struct exec_target *t)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    Elf *e;
-    GElf_Ehdr eh;
-    size_t n;
-    int dynamic = 0, bits;
-
-    if (fd < 0) {
-        fail("cannot open %s: %s", path, strerror(errno));
-    }
-    elf_version(EV_CURRENT);
-    e = elf_begin(fd, ELF_C_READ, NULL);
-    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
-        fail("%s is not an ELF executable (lwp-prof runs ELF programs; for a "
-             "script, name its interpreter: lwp-prof record -- python3 script.py)",
-             path);
-    }
-    if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_386) {
-        fail("%s is not an x86 program (ELF machine %u)", path, eh.e_machine);
-    }
-    bits = gelf_getclass(e) == ELFCLASS64 ? 64 : 32;
-    if (elf_getphdrnum(e, &n)) {
-        fail("%s: %s", path, elf_errmsg(-1));
-    }
-    for (size_t i = 0; i < n; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP) {
-            dynamic = 1;
-        }
-    }
-    elf_end(e);
-    close(fd);
-    if (!dynamic) {
+    exec_resolve(path, t);
+    switch (t->kind) {
+    case EXEC_DYNAMIC:
+        return;
+    case EXEC_UNREADABLE:
+        fail("cannot read %s%s%s: %s", t->elf ? t->elf : path,
+             t->n_prefix ? ", the interpreter of " : "", t->n_prefix ? path : "",
+             strerror(errno ? errno : EACCES));
+    case EXEC_BAD_SCRIPT:
+        fail("%s: its #! line names no interpreter the kernel would run "
+             "(empty, longer than 255 bytes, or more than 4 scripts deep)", path);
+    case EXEC_PRIVILEGED:
+        fail("%s is set-user-ID, set-group-ID or has file capabilities: lwp-prof does "
+             "not profile privileged programs (an LD_PRELOAD library is not loaded "
+             "into them)", t->elf);
+    case EXEC_STATIC:
         fail("%s is statically linked: lwp-prof preloads a library, which only a "
              "dynamically linked program loads (relink it without -static, or "
-             "make the program use LWP itself)", path);
+             "make the program use LWP itself)", t->elf);
+    case EXEC_FOREIGN:
+        fail("%s is not an x86 ELF executable nor a #! script whose interpreter is "
+             "one (lwp-prof runs dynamically linked x86 programs)", t->elf);
     }
-    return bits;
+}
+
+/* Remove the per-process files a previous record left beside OUTPUT. */
+static void remove_old_children(const char *output)
+{
+    char *dir = g_path_get_dirname(output), *base = g_path_get_basename(output);
+    GDir *gd = g_dir_open(dir, 0, NULL);
+    const char *name;
+
+    while (gd && (name = g_dir_read_name(gd))) {
+        const char *rest = name + strlen(base);
+        char *p;
+        char magic[8];
+        FILE *f;
+
+        if (!g_str_has_prefix(name, base) || rest[0] != '.' ||
+            !g_regex_match_simple("^\\.[0-9]+(\\.[0-9]+)?$", rest, 0, 0)) {
+            continue;
+        }
+        p = g_build_filename(dir, name, NULL);
+        f = fopen(p, "rb");
+        if (f && (fread(magic, 1, 8, f) == 0 || !memcmp(magic, LWPPROF_MAGIC, 8))) {
+            unlink(p);          /* only lwp-prof's own files (or empty ones) */
+        }
+        if (f) {
+            fclose(f);
+        }
+        g_free(p);
+    }
+    if (gd) {
+        g_dir_close(gd);
+    }
+    g_free(dir);
+    g_free(base);
 }
 
 static char *self_dir(void)
@@ -179,7 +209,33 @@ static char *self_dir(void)
     return g_path_get_dirname(buf);
 }
 
-static char *choose_qemu(const char *opt, int bits)
+/*
+ * The emulator of the other class beside @qemu (qemu-x86_64 <-> qemu-i386),
+ * if it is there: the one for programs of that class the tree runs.
+ */
+static char *sibling_qemu(const char *qemu, int bits)
+{
+    char *dir = g_path_get_dirname(qemu), *base = g_path_get_basename(qemu), *p = NULL;
+    const char *from = bits == 64 ? "qemu-i386" : "qemu-x86_64";
+    const char *to = bits == 64 ? "qemu-x86_64" : "qemu-i386";
+    char *hit = strstr(base, from);
+
+    if (hit) {
+        char *name = g_strdup_printf("%.*s%s%s", (int)(hit - base), base, to,
+                                     hit + strlen(from));
+        p = g_build_filename(dir, name, NULL);
+        g_free(name);
+        if (access(p, X_OK)) {
+            g_free(p);
+            p = NULL;
+        }
+    }
+    g_free(dir);
+    g_free(base);
+    return p;
+}
+
+static char *choose_qemu(const char *opt, int bits, int required)
 {
     const char *name = bits == 64 ? "qemu-x86_64" : "qemu-i386";
     const char *env = getenv("LWP_PROF_QEMU");
@@ -202,7 +258,7 @@ static char *choose_qemu(const char *opt, int bits)
         g_free(p);
     }
     p = find_program(name);
-    if (!p) {
+    if (!p && required) {
         fail("this CPU has no LWP and no emulator was found: build qemu-lwp "
              "(bash scripts/run.sh build) or name one with --qemu PATH");
     }
@@ -229,14 +285,15 @@ static void summarize(const char *output)
 
         while (gd && (name = g_dir_read_name(gd))) {
             const char *rest = name + strlen(base);
-            if (g_str_has_prefix(name, base) && rest[0] == '.' && rest[1] &&
-                strspn(rest + 1, "0123456789") == strlen(rest + 1)) {
+            if (g_str_has_prefix(name, base) && rest[0] == '.' &&
+                g_regex_match_simple("^\\.[0-9]+(\\.[0-9]+)?$", rest, 0, 0)) {
                 children++;
             }
         }
         if (children) {
-            fprintf(stderr, "lwp-prof: and %u profile(s) of forked children: %s.<pid>\n",
-                    children, output);
+            fprintf(stderr, "lwp-prof: and %u profile(s) of the processes it started: "
+                    "%s.<pid>[.<n>] (lwp-prof report %s reads them all)\n",
+                    children, output, output);
         }
         if (gd) {
             g_dir_close(gd);
@@ -263,7 +320,7 @@ static void forward_signal(int sig)
 static int record_main(int argc, char **argv)
 {
     enum { OPT_QEMU = 256, OPT_CPU, OPT_RING, OPT_DRAIN, OPT_SIGNAL, OPT_THRESHOLD,
-           OPT_RANDOM };
+           OPT_RANDOM, OPT_NO_INHERIT };
     static const struct option opts[] = {
         { "event", required_argument, NULL, 'e' },
         { "interval", required_argument, NULL, 'i' },
@@ -276,6 +333,7 @@ static int record_main(int argc, char **argv)
         { "threshold-signal", required_argument, NULL, OPT_THRESHOLD },
         { "random", required_argument, NULL, OPT_RANDOM },
         { "quiet", no_argument, NULL, 'q' },
+        { "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -283,8 +341,10 @@ static int record_main(int argc, char **argv)
     const char *cpu = "max", *ring = NULL, *drain = NULL, *sig = NULL, *thr = NULL;
     const char *random_bits = NULL;
     unsigned long interval = 65535;
-    int quiet = 0, c, bits, fd, status;
-    char *prog, *qemu, *dir, *lib, *end;
+    int quiet = 0, inherit = 1, c, bits, fd, status;
+    char *prog, *qemu, *dir, *lib, *end, *spec, *qemu64 = NULL, *qemu32 = NULL;
+    char abs_output[PATH_MAX];
+    struct exec_target target;
     GPtrArray *av;
     pid_t pid;
 
@@ -333,6 +393,9 @@ static int record_main(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
+        case OPT_NO_INHERIT:
+            inherit = 0;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -350,13 +413,18 @@ static int record_main(int argc, char **argv)
     if (!prog) {
         fail("%s: program not found or not executable", argv[optind]);
     }
-    bits = inspect_program(prog);
+    inspect_program(prog, &target);
+    bits = target.bits;
 
     fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         fail("cannot write the output %s: %s", output, strerror(errno));
     }
     close(fd);
+    if (!realpath(output, abs_output)) {
+        fail("cannot write the output %s: %s", output, strerror(errno));
+    }
+    remove_old_children(abs_output);
 
     dir = self_dir();
     lib = g_build_filename(dir, bits == 64 ? "liblwp-prof.so" : "liblwp-prof-i386.so",
@@ -364,29 +432,53 @@ static int record_main(int argc, char **argv)
     if (access(lib, R_OK)) {
         fail("the preload library %s is missing", lib);
     }
-    qemu = choose_qemu(qemu_opt, bits);
+    /*
+     * The LD_PRELOAD entry every process of the tree gets: the dynamic
+     * loader expands $PLATFORM (x86_64, i686, ...) to the library of its
+     * own class, so no program loads one of the wrong class.
+     */
+    {
+        char *probe = g_build_filename(dir, "preload", "x86_64", "liblwp-prof.so", NULL);
+        spec = access(probe, R_OK) ? g_strdup(lib)
+                                   : g_build_filename(dir, "preload", "$PLATFORM",
+                                                      "liblwp-prof.so", NULL);
+        g_free(probe);
+    }
+    qemu = choose_qemu(qemu_opt, bits, 1);
+    if (qemu) {
+        /* the other class's emulator, for the programs of that class the tree runs */
+        char *other = sibling_qemu(qemu, bits == 64 ? 32 : 64);
+
+        if (!other && !qemu_opt && !(getenv("LWP_PROF_QEMU") && *getenv("LWP_PROF_QEMU"))) {
+            other = choose_qemu(NULL, bits == 64 ? 32 : 64, 0);
+        }
+        qemu64 = bits == 64 ? qemu : other;
+        qemu32 = bits == 64 ? other : qemu;
+    }
 
     av = g_ptr_array_new();
     if (qemu) {
         const char *pre = getenv("LD_PRELOAD");
+        const char *entry = inherit ? spec : lib;
         g_ptr_array_add(av, qemu);
         g_ptr_array_add(av, "-cpu");
         g_ptr_array_add(av, (char *)cpu);
-        g_ptr_array_add(av, "-0");              /* argv[0] as given */
-        g_ptr_array_add(av, argv[optind]);
+        g_ptr_array_add(av, "-0");              /* argv[0] as given, or the #! interpreter */
+        g_ptr_array_add(av, target.n_prefix ? (char *)target.prefix[0] : argv[optind]);
         g_ptr_array_add(av, "-E");
-        g_ptr_array_add(av, pre && *pre ? g_strdup_printf("LD_PRELOAD=%s:%s", lib, pre)
-                                        : g_strdup_printf("LD_PRELOAD=%s", lib));
+        g_ptr_array_add(av, pre && *pre ? g_strdup_printf("LD_PRELOAD=%s:%s", entry, pre)
+                                        : g_strdup_printf("LD_PRELOAD=%s", entry));
         /* in qemu's own environment it would be preloaded into qemu */
         unsetenv("LD_PRELOAD");
     } else {
         const char *pre = getenv("LD_PRELOAD");
-        char *v = pre && *pre ? g_strdup_printf("%s:%s", lib, pre) : g_strdup(lib);
+        const char *entry = inherit ? spec : lib;
+        char *v = pre && *pre ? g_strdup_printf("%s:%s", entry, pre) : g_strdup(entry);
         setenv("LD_PRELOAD", v, 1);
     }
     /* The library's configuration (docs/lwp-prof.rst): qemu-user passes its
-     * environment to the program. */
-    setenv("LWP_PROF_OUTPUT", output, 1);
+     * environment to the program, and the program to its children. */
+    setenv("LWP_PROF_OUTPUT", abs_output, 1);
     setenv("LWP_PROF_EVENT", event, 1);
     setenv("LWP_PROF_INTERVAL", g_strdup_printf("%lu", interval), 1);
     if (ring) {
@@ -404,8 +496,39 @@ static int record_main(int argc, char **argv)
     if (random_bits) {
         setenv("LWP_PROF_RANDOM", random_bits, 1);
     }
-    /* under an emulator, the program's path; run directly, argv[0] as given */
-    g_ptr_array_add(av, qemu ? prog : argv[optind]);
+    {
+        char *base = g_path_get_basename(prog);
+        setenv("LWP_PROF_COMM", base, 1);
+        g_free(base);
+    }
+    setenv("LWP_PROF_SESSION", g_strdup_printf("0x%" G_GINT64_MODIFIER "x",
+           (guint64)g_get_real_time() ^ ((guint64)getpid() << 40)), 1);
+    if (inherit) {
+        setenv("LWP_PROF_INHERIT", "1", 1);
+        setenv("LWP_PROF_PRELOAD", spec, 1);
+        setenv("LWP_PROF_CPU", cpu, 1);
+        if (qemu64) {
+            setenv("LWP_PROF_QEMU64", qemu64, 1);
+        }
+        if (qemu32) {
+            setenv("LWP_PROF_QEMU32", qemu32, 1);
+        }
+    } else {
+        setenv("LWP_PROF_INHERIT", "0", 1);
+    }
+    /*
+     * Under an emulator: the ELF to run, then what the #! lines put before
+     * the arguments; run directly, the program as given (the kernel
+     * follows #!), argv[0] as given.
+     */
+    if (qemu) {
+        g_ptr_array_add(av, (char *)target.elf);
+        for (int i = 1; i < target.n_prefix; i++) {
+            g_ptr_array_add(av, (char *)target.prefix[i]);
+        }
+    } else {
+        g_ptr_array_add(av, argv[optind]);
+    }
     for (int i = optind + 1; i < argc; i++) {
         g_ptr_array_add(av, argv[i]);
     }
@@ -417,6 +540,10 @@ static int record_main(int argc, char **argv)
     }
     if (pid == 0) {
         char **a = (char **)av->pdata;
+        char root[32];
+
+        snprintf(root, sizeof(root), "%d", (int)getpid());
+        setenv("LWP_PROF_ROOT", root, 1);   /* the library's root image */
         execv(qemu ? a[0] : prog, a);
         fprintf(stderr, "lwp-prof: cannot run %s: %s\n", a[0], strerror(errno));
         _exit(127);
@@ -464,6 +591,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "report")) {
         return report_main(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "annotate")) {
+        return annotate_main(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "script")) {
+        return script_main(argc - 1, argv + 1);
     }
     fprintf(stderr, "lwp-prof: unknown command '%s'\n", argv[1]);
     usage(stderr);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <glib.h>
 
 #include "lwp-prof-format.h"
 
@@ -30,7 +31,19 @@ struct prof_data {
     unsigned n_threads;
     uint64_t drains;            /* drains that wrote records (sample blocks) */
     int ended;                  /* an LWPPROF_END block was seen */
+    uint32_t end_reason;        /* LWPPROF_END_*, 0 if not closed */
+    /* the process block (0/NULL in files written before it existed) */
+    int has_process;
+    struct lwpprof_process proc;
+    char *cmdline;              /* argv joined by spaces */
 };
+
+/*
+ * The data of a whole profiled tree: FILE and, when FILE is the root's,
+ * every FILE.<pid>[.<n>] of the same record beside it.  Root first, then
+ * by pid and file.  Returns NULL after printing why FILE cannot be read.
+ */
+GPtrArray *prof_tree_load(const char *path, int single);
 
 /* Returns 0, or -1 after printing why the file cannot be read. */
 int prof_data_load(const char *path, struct prof_data *d);

@@ -38,16 +38,60 @@ void write_all(int fd, const void *buf, size_t len)
     }
 }
 
-void open_output(const char *path)
+/* The process block: who this image is (lwp-prof-format.h). */
+static void write_process(int forked)
+{
+    static char buf[sizeof(struct lwpprof_process) + 8192 + 8];
+    struct lwpprof_process *p = (void *)buf;
+    ssize_t n = 0, r;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+    memset(buf, 0, sizeof(buf));
+    while (fd >= 0 && n < 8192 &&
+           (r = read(fd, buf + sizeof(*p) + n, 8192 - (size_t)n)) > 0) {
+        n += r;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    p->b.type = LWPPROF_PROCESS;
+    p->b.size = (uint32_t)((sizeof(*p) + (size_t)n + 7) & ~7ul);
+    p->pid = (uint32_t)getpid();
+    p->ppid = (uint32_t)getppid();
+    p->flags = (owner_is_root ? LWPPROF_PROC_ROOT : 0) | (forked ? LWPPROF_PROC_FORKED : 0);
+    p->cmdline_size = (uint32_t)n;
+    p->session = cfg.session;
+    memcpy(p->comm, cfg.comm, strnlen(cfg.comm, sizeof(p->comm) - 1));
+    write_all(out_fd, buf, p->b.size);
+}
+
+/*
+ * Open the data file: @path itself (the root: truncated), or with
+ * @exclusive the first of PATH, PATH.1, PATH.2, ... that does not exist.
+ */
+void open_output(const char *path, int exclusive)
 {
     struct lwpprof_file_header h = { .version = LWPPROF_VERSION };
-    const char *prog = program_invocation_short_name;
-
+    const char *prog = cfg.comm[0] ? cfg.comm : program_invocation_short_name;
+    char name[PATH_MAX + 16];
     struct stat st;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int fd, n = 0;
 
+    snprintf(name, sizeof(name), "%s", path);
+    for (;;) {
+        fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+                  (exclusive ? O_EXCL : O_TRUNC), 0644);
+        if (fd >= 0 || !exclusive || errno != EEXIST || ++n > 100000) {
+            break;
+        }
+        snprintf(name, sizeof(name), "%s.%d", path, n);
+    }
     if (fd < 0) {
-        die("cannot write %s: %s", path, strerror(errno));
+        if (!owner_is_root) {
+            out_fd = -1;        /* never break a child: it runs unprofiled */
+            return;
+        }
+        die("cannot write %s: %s", name, strerror(errno));
     }
     /* Out of the way of programs that expect low descriptors to be free. */
     out_fd = fcntl(fd, F_DUPFD_CLOEXEC, 500);
@@ -71,6 +115,7 @@ void open_output(const char *path)
     h.cb_size = caps.cb_size;
     strncpy(h.program, prog ? prog : "", sizeof(h.program) - 1);
     write_all(out_fd, &h, sizeof(h));
+    write_process(exclusive && forked_child);
 }
 
 #define MAX_MODULES 1024
@@ -156,8 +201,10 @@ void output_reopen_after_fork(const char *path)
 {
     pthread_mutex_init(&modules_lock, NULL);
     n_modules_written = 0;
-    close(out_fd);
-    open_output(path);
+    if (out_fd >= 0) {
+        close(out_fd);
+    }
+    open_output(path, 1);
 }
 
 void write_thread_block(struct lwp_thread *t)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -88,12 +89,25 @@ struct preload_config {
     int signal;                     /* timer signal */
     int threshold_signal;           /* OS-delivered threshold signal, or 0 */
     unsigned random;                /* LWPCB.Random: randomized low bits */
-};
+    /* the process tree (preload-exec.c) */
+    int inherit;                    /* LWP_PROF_INHERIT: follow fork, exec, spawn */
+    int emulated;                   /* started under an emulator (LWP_PROF_QEMU64/32 set) */
+    const char *qemu64, *qemu32;    /* the emulators, by ELF class */
+    const char *cpu;                /* their -cpu */
+    const char *preload_spec;       /* LWP_PROF_PRELOAD: liblwp-prof's LD_PRELOAD entry */
+    uint64_t session;               /* LWP_PROF_SESSION: one per record */
+    char comm[64];                  /* this image's command name */
+    const char *saved_env[16];      /* "NAME=value" of the configuration, for */
+};                                  /* children given an environment of their own */
+
+#define LWP_PROF_N_VARS 16
 
 extern struct preload_config cfg;
 extern struct lwp_caps caps;
 extern int profiling;               /* set once the main thread profiles */
 extern pid_t owner_pid;             /* the process this profile belongs to */
+extern int owner_is_root;           /* it is the program record started */
+extern int forked_child;            /* it is a child of fork() */
 extern pthread_key_t thread_key;
 extern pthread_mutex_t threads_lock;
 extern struct lwp_thread *threads;
@@ -122,11 +136,14 @@ void process_stop(uint32_t reason);
 /* preload-output.c */
 int output_ok(void);
 void write_all(int fd, const void *buf, size_t len);
-void open_output(const char *path);
+void open_output(const char *path, int exclusive);
 void write_modules(void);
 void output_reopen_after_fork(const char *path);
 void write_thread_block(struct lwp_thread *t);
 void write_end(uint32_t reason);
+
+/* preload-exec.c */
+void reexec_under_emulator(void);
 
 /* preload-drain.c */
 void drain(struct lwp_thread *t, uint32_t head);

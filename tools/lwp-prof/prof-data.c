@@ -131,7 +131,28 @@ int prof_data_load(const char *path, struct prof_data *d)
                 g_array_append_val(threads, n);
             }
         } else if (b.type == LWPPROF_END) {
+            struct lwpprof_end e = { 0 };
+
+            memcpy(&e, buf + off, MIN(sizeof(e), (size_t)b.size));
             d->ended = 1;
+            d->end_reason = e.reason;
+        } else if (b.type == LWPPROF_PROCESS && b.size >= sizeof(struct lwpprof_process)) {
+            size_t n;
+
+            memcpy(&d->proc, buf + off, sizeof(d->proc));
+            d->proc.comm[sizeof(d->proc.comm) - 1] = 0;
+            n = MIN((size_t)d->proc.cmdline_size, b.size - sizeof(d->proc));
+            d->cmdline = g_malloc0(n + 1);
+            memcpy(d->cmdline, buf + off + sizeof(d->proc), n);
+            while (n > 0 && !d->cmdline[n - 1]) {
+                n--;
+            }
+            for (size_t k = 0; k < n; k++) {
+                if (!d->cmdline[k]) {
+                    d->cmdline[k] = ' ';
+                }
+            }
+            d->has_process = 1;
         }
         off += b.size;
     }
@@ -155,5 +176,81 @@ void prof_data_free(struct prof_data *d)
     }
     g_free(d->modules);
     g_free(d->samples);
+    g_free(d->cmdline);
     memset(d, 0, sizeof(*d));
+}
+
+static int tree_order(gconstpointer a, gconstpointer b)
+{
+    const struct prof_data *x = *(struct prof_data *const *)a;
+    const struct prof_data *y = *(struct prof_data *const *)b;
+    int rx = x->has_process && (x->proc.flags & LWPPROF_PROC_ROOT);
+    int ry = y->has_process && (y->proc.flags & LWPPROF_PROC_ROOT);
+
+    if (rx != ry) {
+        return ry - rx;
+    }
+    if (x->hdr.pid != y->hdr.pid) {
+        return x->hdr.pid < y->hdr.pid ? -1 : 1;
+    }
+    /* FILE.<pid> before FILE.<pid>.1 before FILE.<pid>.2: exec order */
+    if (strlen(x->path) != strlen(y->path)) {
+        return strlen(x->path) < strlen(y->path) ? -1 : 1;
+    }
+    return strcmp(x->path, y->path);
+}
+
+GPtrArray *prof_tree_load(const char *path, int single)
+{
+    GPtrArray *tree = g_ptr_array_new();
+    struct prof_data *root = g_new0(struct prof_data, 1);
+    char *dir, *base;
+    GDir *gd;
+    const char *name;
+
+    if (prof_data_load(path, root)) {
+        g_free(root);
+        g_ptr_array_free(tree, TRUE);
+        return NULL;
+    }
+    root->path = g_strdup(path);
+    g_ptr_array_add(tree, root);
+    if (single || !root->has_process || !(root->proc.flags & LWPPROF_PROC_ROOT)) {
+        return tree;
+    }
+    dir = g_path_get_dirname(path);
+    base = g_path_get_basename(path);
+    gd = g_dir_open(dir, 0, NULL);
+    while (gd && (name = g_dir_read_name(gd))) {
+        const char *rest = name + strlen(base);
+        struct prof_data *d;
+        char *p;
+
+        if (!g_str_has_prefix(name, base) || rest[0] != '.' ||
+            !g_regex_match_simple("^\\.[0-9]+(\\.[0-9]+)?$", rest, 0, 0)) {
+            continue;
+        }
+        p = g_build_filename(dir, name, NULL);
+        d = g_new0(struct prof_data, 1);
+        if (prof_data_load(p, d)) {
+            g_free(d);
+            g_free(p);
+            continue;
+        }
+        if (!d->has_process || d->proc.session != root->proc.session) {
+            prof_data_free(d);  /* another record's, left behind */
+            g_free(d);
+            g_free(p);
+            continue;
+        }
+        d->path = p;
+        g_ptr_array_add(tree, d);
+    }
+    if (gd) {
+        g_dir_close(gd);
+    }
+    g_free(dir);
+    g_free(base);
+    g_ptr_array_sort(tree, tree_order);
+    return tree;
 }

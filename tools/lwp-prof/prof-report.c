@@ -23,17 +23,9 @@
 /* The C++ ABI's demangler (libstdc++), as perf and gdb use. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-struct where {
-    const char *object;         /* basename of the module, or "[unknown]" */
-    char *symbol;
-    char *source;               /* "file:line", or NULL */
-    uint64_t offset;            /* address relative to the module's bias */
-};
+#include "prof-report.h"
 
-struct row {
-    const char *key_symbol, *object, *source;
-    uint64_t count;
-};
+static void where_free(gpointer p);
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
@@ -43,7 +35,7 @@ static const Dwfl_Callbacks offline_callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static Dwfl *dwfl_for(const struct prof_data *d)
+Dwfl *dwfl_for(const struct prof_data *d)
 {
     Dwfl *dwfl = dwfl_begin(&offline_callbacks);
 
@@ -245,6 +237,16 @@ static void fde_table_build(Elf *elf, struct fde_table *t)
 
 static GHashTable *fde_tables;  /* Dwfl_Module * -> struct fde_table * */
 
+void resolver_init(struct resolver *r, const struct prof_data *d)
+{
+    if (!fde_tables) {
+        fde_tables = g_hash_table_new(g_direct_hash, g_direct_equal);
+    }
+    r->dwfl = dwfl_for(d);
+    r->cache = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, where_free);
+}
+
+
 static const struct fde_range *fde_lookup(Dwfl_Module *m, uint64_t addr)
 {
     struct fde_table *t = g_hash_table_lookup(fde_tables, m);
@@ -286,16 +288,23 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
     memset(w, 0, sizeof(*w));
     if (!m) {
         w->object = "[unknown]";
+        w->path = "[unknown]";
         w->symbol = g_strdup("[unknown]");
         w->offset = ip;
         return;
     }
-    modname = dwfl_module_info(m, NULL, &low, NULL, NULL, NULL, NULL, NULL);
+    modname = dwfl_module_info(m, NULL, &low, NULL, NULL, NULL, &w->path, NULL);
+    if (!w->path) {
+        w->path = modname;
+    }
     w->object = modname;
+    w->module = m;
     dwfl_module_getelf(m, &bias);
     w->offset = ip - bias;
     name = dwfl_module_addrinfo(m, ip, &off, &sym, NULL, NULL, NULL);
     if (name && (sym.st_size == 0 ? off == 0 : off < sym.st_size)) {
+        w->sym_start = ip - off - bias;
+        w->sym_size = sym.st_size;
         /* "memcpy@@GLIBC_2.14" -> "memcpy"; C++ names demangled */
         char *plain = g_strndup(name, strcspn(name, "@"));
         int status = -1;
@@ -313,10 +322,13 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
         const struct fde_range *f = fde_lookup(m, ip - bias);
         if (f) {
             w->symbol = g_strdup_printf("[0x%" PRIx64 "]", f->start);
+            w->sym_start = f->start;
+            w->sym_size = f->end - f->start;
         }
     }
     if (!w->symbol) {
         w->symbol = g_strdup("[unknown]");
+        w->sym_start = w->offset;
     }
     line = dwfl_module_getsrc(m, ip);
     if (line) {
@@ -329,12 +341,7 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
     }
 }
 
-/* Addresses are resolved once each. */
-struct resolver {
-    Dwfl *dwfl;
-    GHashTable *cache;          /* uint64 ip -> struct where * */
-};
-
+/* Addresses are resolved once each (struct resolver: prof-report.h). */
 static void where_free(gpointer p)
 {
     struct where *w = p;
@@ -344,7 +351,7 @@ static void where_free(gpointer p)
     g_free(w);
 }
 
-static const struct where *lookup(struct resolver *r, uint64_t ip)
+const struct where *lookup(struct resolver *r, uint64_t ip)
 {
     struct where *w = g_hash_table_lookup(r->cache, &ip);
 
@@ -358,241 +365,3 @@ static const struct where *lookup(struct resolver *r, uint64_t ip)
     return w;
 }
 
-static int by_count(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-    int c;
-
-    if (x->count != y->count) {
-        return x->count < y->count ? 1 : -1;
-    }
-    c = strcmp(x->key_symbol, y->key_symbol);
-    return c ? c : strcmp(x->object, y->object);
-}
-
-/* One weighted address: a sample (weight 1) or a line of --weights. */
-struct hit {
-    uint64_t ip, weight;
-};
-
-static void usage_report(FILE *f)
-{
-    fputs("usage: lwp-prof report [OPTIONS] FILE\n"
-          "  -l, --lines          per source line instead of per symbol\n"
-          "  -n, --limit N        print the N largest rows (default 40; 0 = all)\n"
-          "      --csv            the flat profile as CSV: percent,samples,symbol,object\n"
-          "      --raw=csv        every sample: tid,event,core,ip,target,taken,object,offset,symbol,source\n"
-          "      --raw=folded     folded stacks for flame graphs: program;object;symbol COUNT\n"
-          "      --weights=COUNTS attribute the ADDRESS COUNT lines of COUNTS (for example\n"
-          "                       an exact count from a QEMU plugin) instead of FILE's samples,\n"
-          "                       using FILE's modules\n", f);
-}
-
-static int read_weights(const char *path, GArray *hits)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-
-    if (!f) {
-        fprintf(stderr, "lwp-prof: cannot read %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    while (fgets(line, sizeof(line), f)) {
-        struct hit h;
-        char *end;
-
-        if (line[0] == '#' || line[0] == '\n') {
-            continue;
-        }
-        h.ip = strtoull(line, &end, 0);
-        h.weight = strtoull(end, &end, 0);
-        if (h.weight) {
-            g_array_append_val(hits, h);
-        }
-    }
-    fclose(f);
-    return 0;
-}
-
-int report_main(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        { "lines", no_argument, NULL, 'l' },
-        { "limit", required_argument, NULL, 'n' },
-        { "csv", no_argument, NULL, 'c' },
-        { "raw", required_argument, NULL, 'r' },
-        { "weights", required_argument, NULL, 'w' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int lines = 0, csv = 0, limit = 40, c;
-    const char *raw = NULL, *weights = NULL;
-    struct prof_data d;
-    struct resolver r;
-    GArray *hits;
-    GHashTable *rows;
-    GHashTableIter it;
-    gpointer value;
-    struct row *sorted;
-    guint n_rows, i;
-    uint64_t total = 0;
-
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+ln:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            lines = 1;
-            break;
-        case 'n':
-            limit = atoi(optarg);
-            break;
-        case 'c':
-            csv = 1;
-            break;
-        case 'r':
-            raw = optarg;
-            if (strcmp(raw, "csv") && strcmp(raw, "folded")) {
-                fprintf(stderr, "lwp-prof: --raw=%s: expected csv or folded\n", raw);
-                return 2;
-            }
-            break;
-        case 'w':
-            weights = optarg;
-            break;
-        case 'h':
-            usage_report(stdout);
-            return 0;
-        default:
-            usage_report(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        usage_report(stderr);
-        return 2;
-    }
-    if (prof_data_load(argv[optind], &d)) {
-        return 1;
-    }
-    r.dwfl = dwfl_for(&d);
-    fde_tables = g_hash_table_new(g_direct_hash, g_direct_equal);
-    r.cache = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, where_free);
-
-    if (raw && !strcmp(raw, "csv")) {
-        puts("tid,event,core,ip,target,taken,object,offset,symbol,source");
-        for (size_t k = 0; k < d.n_samples; k++) {
-            const struct lwpprof_record *rec = &d.samples[k].rec;
-            const struct where *w = lookup(&r, rec->ip);
-            printf("%u,%s,%u,0x%" PRIx64 ",", d.samples[k].tid,
-                   prof_event_name(rec->event_id), rec->core_id, rec->ip);
-            if (rec->event_id == 3) {
-                printf("0x%" PRIx64 ",%u,", rec->data2, rec->flags >> 15);
-            } else {
-                printf(",,");
-            }
-            printf("%s,0x%" PRIx64 ",\"%s\",%s\n", w->object, w->offset, w->symbol,
-                   w->source ? w->source : "");
-        }
-        goto out;
-    }
-
-    hits = g_array_new(FALSE, FALSE, sizeof(struct hit));
-    if (weights) {
-        if (read_weights(weights, hits)) {
-            return 1;
-        }
-    } else {
-        for (size_t k = 0; k < d.n_samples; k++) {
-            struct hit h = { d.samples[k].rec.ip, 1 };
-            g_array_append_val(hits, h);
-        }
-    }
-    rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    for (i = 0; i < hits->len; i++) {
-        struct hit *h = &g_array_index(hits, struct hit, i);
-        const struct where *w = lookup(&r, h->ip);
-        const char *src = lines ? (w->source ? w->source : "??:0") : "";
-        char *key = g_strdup_printf("%s\t%s\t%s", w->symbol, w->object, src);
-        struct row *row = g_hash_table_lookup(rows, key);
-
-        if (!row) {
-            row = g_new0(struct row, 1);
-            row->key_symbol = w->symbol;
-            row->object = w->object;
-            row->source = lines ? src : NULL;
-            g_hash_table_insert(rows, key, row);
-        } else {
-            g_free(key);
-        }
-        row->count += h->weight;
-        total += h->weight;
-    }
-    n_rows = g_hash_table_size(rows);
-    sorted = g_new(struct row, n_rows ? n_rows : 1);
-    i = 0;
-    g_hash_table_iter_init(&it, rows);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-        sorted[i++] = *(struct row *)value;
-    }
-    qsort(sorted, n_rows, sizeof(*sorted), by_count);
-
-    if (raw) {                                  /* folded */
-        for (i = 0; i < n_rows; i++) {
-            printf("%s;%s;%s %" PRIu64 "\n", d.hdr.program, sorted[i].object,
-                   sorted[i].key_symbol, sorted[i].count);
-        }
-    } else if (csv) {
-        puts(lines ? "percent,samples,source,symbol,object"
-                   : "percent,samples,symbol,object");
-        for (i = 0; i < n_rows && (!limit || i < (guint)limit); i++) {
-            printf("%.4f,%" PRIu64 ",", total ? 100.0 * sorted[i].count / total : 0.0,
-                   sorted[i].count);
-            if (lines) {
-                printf("%s,", sorted[i].source);
-            }
-            printf("\"%s\",%s\n", sorted[i].key_symbol, sorted[i].object);
-        }
-    } else {
-        printf("# lwp-prof report of %s: program %s, pid %u\n", d.path, d.hdr.program,
-               d.hdr.pid);
-        printf("# event %s (%s), a sample every %u events, %u thread(s)\n",
-               prof_event_name(d.hdr.event_id),
-               d.hdr.event_id == 2 ? "instructions retired" : "branches retired",
-               d.hdr.interval + 1, d.n_threads);
-        if (weights) {
-            printf("# weights from %s: %" PRIu64 " events\n", weights, total);
-        } else {
-            printf("# %zu samples, %" PRIu64 " missed (MissedEvents), %" PRIu64
-                   " ring drains%s\n", d.n_samples, d.missed, d.drains,
-                   d.ended ? "" : ", profile not closed (killed?)");
-            printf("# drained %s\n", d.hdr.drain == LWPPROF_DRAIN_THRESHOLD
-                   ? "at the threshold interrupt (--threshold-signal)"
-                   : "by a CPU-time timer (--drain-ms)");
-        }
-        printf("#\n# %8s %10s  %-40s %s\n", "percent", weights ? "events" : "samples",
-               lines ? "source line / symbol" : "symbol", "shared object");
-        for (i = 0; i < n_rows && (!limit || i < (guint)limit); i++) {
-            char label[512];
-            if (lines) {
-                snprintf(label, sizeof(label), "%s %s", sorted[i].source,
-                         sorted[i].key_symbol);
-            } else {
-                snprintf(label, sizeof(label), "%s", sorted[i].key_symbol);
-            }
-            printf("  %8.2f%% %10" PRIu64 "  %-40s %s\n",
-                   total ? 100.0 * sorted[i].count / total : 0.0, sorted[i].count,
-                   label, sorted[i].object);
-        }
-        if (limit && n_rows > (guint)limit) {
-            printf("# ... %u more rows (--limit 0 shows all)\n", n_rows - limit);
-        }
-    }
-    g_free(sorted);
-    g_hash_table_destroy(rows);
-    g_array_free(hits, TRUE);
-out:
-    g_hash_table_destroy(r.cache);
-    dwfl_end(r.dwfl);
-    prof_data_free(&d);
-    return 0;
-}
