@@ -454,6 +454,13 @@ static int record_main(int argc, char **argv)
         }
         qemu64 = bits == 64 ? qemu : other;
         qemu32 = bits == 64 ? other : qemu;
+        /* the tree's processes may run anywhere: absolute paths */
+        for (char **q = &qemu64; q; q = q == &qemu64 ? &qemu32 : NULL) {
+            char *abs = *q ? realpath(*q, NULL) : NULL;
+            if (abs) {
+                *q = abs;
+            }
+        }
     }
 
     av = g_ptr_array_new();

@@ -276,6 +276,127 @@ static const struct fde_range *fde_lookup(Dwfl_Module *m, uint64_t addr)
     return NULL;
 }
 
+/*
+ * A module's function symbols sorted by address, looked up by binary
+ * search: dwfl_module_addrinfo scans every symbol for each address, too
+ * slow for an exact count's hundreds of thousands of addresses in cc1.
+ * At one address the preferred symbol is a global one, then a weak one,
+ * as addrinfo prefers.
+ */
+struct sym_entry {
+    uint64_t start, size;       /* run-time addresses */
+    const char *name;
+    int rank;                   /* 0 global, 1 weak, 2 local */
+};
+
+struct sym_table {
+    struct sym_entry *e;
+    size_t n;
+};
+
+static GHashTable *sym_tables;  /* Dwfl_Module * -> struct sym_table * */
+
+static int sym_order(const void *a, const void *b)
+{
+    const struct sym_entry *x = a, *y = b;
+
+    if (x->start != y->start) {
+        return x->start < y->start ? -1 : 1;
+    }
+    if (x->rank != y->rank) {
+        return x->rank - y->rank;
+    }
+    return (y->size > 0) - (x->size > 0);
+}
+
+static const struct sym_table *sym_table_for(Dwfl_Module *m)
+{
+    struct sym_table *t;
+    GArray *a;
+    int n;
+
+    if (!sym_tables) {
+        sym_tables = g_hash_table_new(g_direct_hash, g_direct_equal);
+    }
+    t = g_hash_table_lookup(sym_tables, m);
+    if (t) {
+        return t;
+    }
+    t = g_new0(struct sym_table, 1);
+    a = g_array_new(FALSE, FALSE, sizeof(struct sym_entry));
+    n = dwfl_module_getsymtab(m);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        const char *name = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+        struct sym_entry e;
+
+        if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+            (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE &&
+             type != STT_OBJECT)) {
+            continue;
+        }
+        e.start = addr;
+        e.size = sym.st_size;
+        e.name = name;
+        e.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+        g_array_append_val(a, e);
+    }
+    g_array_sort(a, sym_order);
+    /* one entry per address: the preferred one */
+    {
+        guint k = 0;
+
+        for (guint i = 0; i < a->len; i++) {
+            struct sym_entry e = g_array_index(a, struct sym_entry, i);
+            if (k && g_array_index(a, struct sym_entry, k - 1).start == e.start) {
+                continue;
+            }
+            g_array_index(a, struct sym_entry, k++) = e;
+        }
+        g_array_set_size(a, k);
+    }
+    t->n = a->len;
+    t->e = (struct sym_entry *)g_array_free(a, FALSE);
+    g_hash_table_insert(sym_tables, m, t);
+    return t;
+}
+
+/* The symbol covering @ip: the last one starting at or below it. */
+static const char *sym_lookup(Dwfl_Module *m, uint64_t ip, GElf_Off *off, GElf_Sym *sym)
+{
+    const struct sym_table *t = sym_table_for(m);
+    size_t lo = 0, hi = t->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->e[mid].start <= ip) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (!lo) {
+        return NULL;
+    }
+    /* a sized symbol before a zero-sized one at a lower address covers it */
+    for (size_t i = lo; i-- > 0 && lo - i <= 8;) {
+        const struct sym_entry *e = &t->e[i];
+        if (ip - e->start < e->size || (ip == e->start)) {
+            *off = ip - e->start;
+            sym->st_size = e->size;
+            return e->name;
+        }
+        if (e->size) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+int resolve_sources = 1;        /* resolve source lines too */
+
 static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
 {
     Dwfl_Module *m = dwfl_addrmodule(dwfl, ip);
@@ -301,7 +422,7 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
     w->module = m;
     dwfl_module_getelf(m, &bias);
     w->offset = ip - bias;
-    name = dwfl_module_addrinfo(m, ip, &off, &sym, NULL, NULL, NULL);
+    name = sym_lookup(m, ip, &off, &sym);
     if (name && (sym.st_size == 0 ? off == 0 : off < sym.st_size)) {
         w->sym_start = ip - off - bias;
         w->sym_size = sym.st_size;
@@ -330,7 +451,7 @@ static void resolve(Dwfl *dwfl, uint64_t ip, struct where *w)
         w->symbol = g_strdup("[unknown]");
         w->sym_start = w->offset;
     }
-    line = dwfl_module_getsrc(m, ip);
+    line = resolve_sources ? dwfl_module_getsrc(m, ip) : NULL;
     if (line) {
         int lineno = 0;
         const char *src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);

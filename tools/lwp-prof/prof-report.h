@@ -30,6 +30,7 @@ struct resolver {
 };
 
 Dwfl *dwfl_for(const struct prof_data *d);
+extern int resolve_sources;      /* 0: no source lines (faster) */
 void resolver_init(struct resolver *r, const struct prof_data *d);
 const struct where *lookup(struct resolver *r, uint64_t ip);
 

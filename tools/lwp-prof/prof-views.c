@@ -510,6 +510,10 @@ int report_main(int argc, char **argv)
         return 2;
     }
     n_sort_keys = nk;
+    resolve_sources = raw != NULL;
+    for (int k = 0; k < nk; k++) {
+        resolve_sources |= sk[k] == KEY_SRCLINE;
+    }
     to.single = single || weights != NULL;
     images = images_load(&to);
     if (!images) {
@@ -728,8 +732,9 @@ static void usage_script(FILE *f)
           "speedscope, Firefox Profiler and hotspot import:\n"
           "  COMM PID/TID [CORE] TIME: PERIOD EVENT:\n"
           "  \\tADDRESS SYMBOL+0xOFFSET (OBJECT)\n"
-          "TIME is the thread's events so far (PERIOD per sample) in nanoseconds at one\n"
-          "event per nanosecond: LWP records carry no time stamp.\n"
+          "TIME is the sample's number in its thread, as seconds: LWP records carry no\n"
+          "time stamp, and viewers that weigh a sample by the time to the next one\n"
+          "(speedscope) then weigh every sample alike.\n"
           "  -i, --input FILE     the data file (default lwp-prof.data)\n"
           "      --pid LIST       only these processes\n"
           "      --comm LIST      only these commands\n", f);
@@ -774,6 +779,7 @@ int script_main(int argc, char **argv)
         return 2;
     }
     to.input = optind == argc - 1 ? argv[optind] : to.input ? to.input : "lwp-prof.data";
+    resolve_sources = 0;
     images = images_load(&to);
     if (!images) {
         return 1;
@@ -793,10 +799,9 @@ int script_main(int argc, char **argv)
                 t = g_new0(uint64_t, 1);
                 g_hash_table_insert(events, GUINT_TO_POINTER(s->tid), t);
             }
-            *t += period;
-            printf("%s %u/%u [%03u] %" PRIu64 ".%09" PRIu64 ": %" PRIu64 " %s:\n",
-                   im->comm, im->d->hdr.pid, s->tid, s->rec.core_id, *t / 1000000000,
-                   *t % 1000000000, period, ev);
+            *t += 1;
+            printf("%s %u/%u [%03u] %" PRIu64 ".000000000: %" PRIu64 " %s:\n",
+                   im->comm, im->d->hdr.pid, s->tid, s->rec.core_id, *t, period, ev);
             printf("\t%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n\n", s->rec.ip, w->symbol,
                    w->offset - w->sym_start, w->path);
         }
