@@ -58,10 +58,24 @@ void die(const char *fmt, ...)
     _exit(TOOL_FAILURE);
 }
 
+/* A configuration variable as the environment had it at start (cfg.saved_env). */
+static const char *config_get(const char *name)
+{
+    size_t n = strlen(name);
+
+    for (int i = 0; i < LWP_PROF_N_VARS; i++) {
+        const char *e = cfg.saved_env[i];
+        if (e && !strncmp(e, name, n) && e[n] == '=') {
+            return e + n + 1;
+        }
+    }
+    return NULL;
+}
+
 static unsigned long env_number(const char *name, unsigned long dflt,
                                 unsigned long min, unsigned long max)
 {
-    const char *s = getenv(name);
+    const char *s = config_get(name);
     char *end;
     unsigned long v;
 
@@ -78,7 +92,7 @@ static unsigned long env_number(const char *name, unsigned long dflt,
 
 static int env_signal(const char *name, int dflt)
 {
-    const char *s = getenv(name);
+    const char *s = config_get(name);
     char *end;
     long v;
 
@@ -107,7 +121,7 @@ static int env_signal(const char *name, int dflt)
         }
     }
     if (v <= 0 || v >= NSIG || v == SIGKILL || v == SIGSTOP) {
-        die("%s=%s: not a signal that can be caught", name, getenv(name));
+        die("%s=%s: not a signal that can be caught", name, config_get(name));
     }
     return (int)v;
 }
@@ -492,34 +506,13 @@ static const char *take_env(const char *name, char *buf, size_t size)
 
 static void read_tree_config(void)
 {
-    static char root_buf[32], comm_buf[64];
+    static char root_buf[32], comm_buf[64], reexec_buf[32];
     const char *root = take_env("LWP_PROF_ROOT", root_buf, sizeof(root_buf));
     const char *comm = take_env("LWP_PROF_COMM", comm_buf, sizeof(comm_buf));
+    const char *reexec = take_env("LWP_PROF_REEXEC", reexec_buf, sizeof(reexec_buf));
     const char *s;
     unsigned n = 0;
 
-    cfg.inherit = (s = getenv("LWP_PROF_INHERIT")) && !strcmp(s, "1");
-    if (cfg.inherit) {
-        owner_is_root = root && atol(root) == (long)getpid();
-    } else {
-        owner_is_root = 1;      /* --no-inherit, or the variables set by hand */
-    }
-    cfg.qemu64 = (s = getenv("LWP_PROF_QEMU64")) && *s ? s : NULL;
-    cfg.qemu32 = (s = getenv("LWP_PROF_QEMU32")) && *s ? s : NULL;
-    cfg.emulated = cfg.qemu64 || cfg.qemu32;
-    cfg.cpu = (s = getenv("LWP_PROF_CPU")) && *s ? s : "max";
-    cfg.preload_spec = getenv("LWP_PROF_PRELOAD");
-    cfg.session = (s = getenv("LWP_PROF_SESSION")) ? strtoull(s, NULL, 0) : 0;
-    if (cfg.inherit && (!cfg.preload_spec || !*cfg.preload_spec)) {
-        cfg.inherit = 0;        /* nothing to give children */
-    }
-    if (comm && *comm) {
-        snprintf(cfg.comm, sizeof(cfg.comm), "%s", comm);
-    } else {
-        const char *a0 = program_invocation_name ? program_invocation_name : "";
-        const char *b = strrchr(a0, '/');
-        snprintf(cfg.comm, sizeof(cfg.comm), "%s", b ? b + 1 : a0);
-    }
     for (unsigned i = 0; i < sizeof(config_vars) / sizeof(config_vars[0]); i++) {
         const char *v = getenv(config_vars[i]);
         size_t len;
@@ -535,18 +528,47 @@ static void read_tree_config(void)
             cfg.saved_env[n++] = e;
         }
     }
+    cfg.reexec_pid = reexec ? atol(reexec) : 0;
+    cfg.inherit = (s = config_get("LWP_PROF_INHERIT")) && !strcmp(s, "1");
+    if (cfg.inherit) {
+        owner_is_root = root && atol(root) == (long)getpid();
+    } else {
+        owner_is_root = 1;      /* --no-inherit, or the variables set by hand */
+    }
+    cfg.qemu64 = (s = config_get("LWP_PROF_QEMU64")) && *s ? s : NULL;
+    cfg.qemu32 = (s = config_get("LWP_PROF_QEMU32")) && *s ? s : NULL;
+    cfg.emulated = cfg.qemu64 || cfg.qemu32;
+    cfg.cpu = (s = config_get("LWP_PROF_CPU")) && *s ? s : "max";
+    cfg.preload_spec = config_get("LWP_PROF_PRELOAD");
+    cfg.session = (s = config_get("LWP_PROF_SESSION")) ? strtoull(s, NULL, 0) : 0;
+    if (cfg.inherit && (!cfg.preload_spec || !*cfg.preload_spec)) {
+        cfg.inherit = 0;        /* nothing to give children */
+    }
+    if (comm && *comm) {
+        snprintf(cfg.comm, sizeof(cfg.comm), "%s", comm);
+    } else {
+        const char *a0 = program_invocation_name ? program_invocation_name : "";
+        const char *b = strrchr(a0, '/');
+        snprintf(cfg.comm, sizeof(cfg.comm), "%s", b ? b + 1 : a0);
+    }
 }
 
 static void __attribute__((constructor)) lwp_prof_init(void)
 {
-    const char *ev = getenv("LWP_PROF_EVENT");
+    const char *ev;
     const char *missing;
     struct sigaction sa;
     unsigned long dflt_ring;
 
     read_tree_config();
-    if (!cfg.inherit) {
-        unpreload_self();
+    /*
+     * The program sees the environment it would have had: liblwp-prof out
+     * of LD_PRELOAD, no LWP_PROF_* (the configuration is kept in cfg; the
+     * exec, spawn, system and popen of preload-exec.c give it to children).
+     */
+    unpreload_self();
+    for (unsigned i = 0; i < sizeof(config_vars) / sizeof(config_vars[0]); i++) {
+        unsetenv(config_vars[i]);
     }
     missing = lwp_missing();
     if (missing) {
@@ -562,7 +584,8 @@ static void __attribute__((constructor)) lwp_prof_init(void)
         cfg.inherit = 0;
         return;
     }
-    cfg.output = getenv("LWP_PROF_OUTPUT");
+    ev = config_get("LWP_PROF_EVENT");
+    cfg.output = config_get("LWP_PROF_OUTPUT");
     if (!cfg.output || !*cfg.output) {
         cfg.output = "lwp-prof.data";
     }

@@ -560,25 +560,93 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file,
 }
 
 /*
+ * system() and popen() spawn /bin/sh with glibc's internal posix_spawn,
+ * which no preload reaches, from the environment: give them one with
+ * liblwp-prof and its configuration for the time of the call (the
+ * program's own environment has neither).  The shell, started on the host
+ * CPU under an emulated tree, is then re-run under the emulator by the
+ * library's constructor (below).
+ */
+static char **swap_environ(struct arena *a)
+{
+    size_t envc = 0, bytes = 0;
+    char **env, **old = environ;
+
+    if (!cfg.inherit) {
+        return NULL;
+    }
+    for (; environ && environ[envc]; envc++) {
+        bytes += strlen(environ[envc]) + 1;
+    }
+    a->used = 0;
+    a->size = ((envc + 64) * sizeof(char *) + bytes + 65536 + 4095) & ~4095ul;
+    a->base = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a->base == MAP_FAILED) {
+        a->base = NULL;
+        return NULL;
+    }
+    env = plan_env(a, environ, 1, "sh", NULL);
+    if (!env) {
+        munmap(a->base, a->size);
+        a->base = NULL;
+        return NULL;
+    }
+    environ = env;
+    return old;
+}
+
+static void restore_environ(struct arena *a, char **old)
+{
+    if (old) {
+        environ = old;
+        munmap(a->base, a->size);
+    }
+}
+
+static void *real_system, *real_popen;
+
+EXPORT int system(const char *cmd)
+{
+    struct arena a = { 0 };
+    char **old = cmd ? swap_environ(&a) : NULL;
+    int rc = REAL(system)(cmd);
+    int e = errno;
+
+    restore_environ(&a, old);
+    errno = e;
+    return rc;
+}
+
+EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+    struct arena a = { 0 };
+    char **old = swap_environ(&a);
+    FILE *f = REAL(popen)(cmd, mode);
+    int e = errno;
+
+    restore_environ(&a, old);
+    errno = e;
+    return f;
+}
+
+/*
  * The constructor's last resort (lwp-prof-preload.c): this image was
- * started on a CPU without LWP -- by an exec no interposed function saw
- * (system(), popen(), a raw system call) -- with liblwp-prof in its
- * LD_PRELOAD.  Run it again from the start under the emulator, with the
+ * started on a CPU without LWP -- by system() or popen(), above, or by
+ * anything else that execs with liblwp-prof in the environment's
+ * LD_PRELOAD without going through the functions here.  Run it again from the start under the emulator, with the
  * arguments and executable the kernel gave it.  Returns if it cannot.
  */
 void reexec_under_emulator(void)
 {
     static char cmdline[65536], exe[PATH_MAX], comm[64], pidbuf[64];
     const char *qemu = sizeof(void *) == 8 ? cfg.qemu64 : cfg.qemu32;
-    const char *marker = getenv("LWP_PROF_REEXEC");
     char **av, **env, *pre = NULL;
     struct arena a;
     ssize_t n, len = 0;
     size_t argc = 0, envc = 0, k = 0;
     int fd;
 
-    if (!cfg.inherit || !qemu || getauxval(AT_SECURE) ||
-        (marker && atol(marker) == (long)getpid())) {
+    if (!cfg.inherit || !qemu || getauxval(AT_SECURE) || cfg.reexec_pid == (long)getpid()) {
         return;                 /* it came back without LWP: run unprofiled */
     }
     n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

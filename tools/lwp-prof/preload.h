@@ -96,6 +96,7 @@ struct preload_config {
     const char *cpu;                /* their -cpu */
     const char *preload_spec;       /* LWP_PROF_PRELOAD: liblwp-prof's LD_PRELOAD entry */
     uint64_t session;               /* LWP_PROF_SESSION: one per record */
+    long reexec_pid;                /* LWP_PROF_REEXEC: re-run under the emulator */
     char comm[64];                  /* this image's command name */
     const char *saved_env[16];      /* "NAME=value" of the configuration, for */
 };                                  /* children given an environment of their own */
