@@ -58,7 +58,7 @@ MUTANTS = [
     ('data2-not-truncated', GLUE + 'lwp-emit.c.inc',
      'tcg_gen_ext_tl(data2, cpu_regs[decode->op[0].n], decode->op[0].ot);',
      'tcg_gen_mov_tl(data2, cpu_regs[decode->op[0].n]);', ['lwp-insn-64']),
-    ('irq-illegal-vector-delivered', GLUE + 'lwp-irq.c', 'if (vector < 16) {', 'if (vector < 1) {',
+    ('irq-illegal-vector-delivered', 'hw/intc/apic-lwp.c.inc', 'if (vector < 16) {', 'if (vector < 1) {',
      ['lwp-insn-64', 'lwp-insn-32']),
     ('icount-no-io', GLUE + 'lwp-emit.c.inc', 'translator_io_start(&s->base);', '',
      ['demo-lwp-icount-64']),
