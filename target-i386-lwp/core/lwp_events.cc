@@ -164,14 +164,6 @@ LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
         }
         return LWP_TB_CHARGE;
     }
-    if (tb->single && cross == tb->icount - 1) {
-        // The crossing instruction ends a TB that LWP cut to length: the
-        // ones before it are charged now, it is counted when it retires.
-        if (cfg.ire) {
-            st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(cross);
-        }
-        return LWP_TB_GATHER;
-    }
     *split = cross + 1;
     return LWP_TB_SPLIT;
 }

@@ -3,11 +3,13 @@
  * qemu-lwp: TCG side of LWP -- the four instructions, the MSRs and XSAVE
  * component 62 -- on top of the C++ model.
  *
- * The model never faults: it reads guest memory through callbacks that only
- * probe (non-faulting) and reports a needed #PF or #GP in its outcome, with
- * LWP state untouched.  Only this file raises exceptions, after the model has
- * returned, so no longjmp ever crosses C++ frames; and the model's writes are
- * performed only when all of them are known to be permitted.
+ * The model never faults: it reads guest memory through callbacks that probe
+ * first (non-faulting) and catch any exit from the CPU loop a load may take
+ * (lwp_load_caught), and reports a needed #PF or #GP in its outcome, with LWP
+ * state untouched.  Only this file raises exceptions or leaves the CPU loop,
+ * after the model has returned, so no longjmp ever crosses C++ frames; and
+ * the model's writes are performed only when all of them are known to be
+ * permitted.
  */
 #include "qemu/osdep.h"
 #include "cpu.h"
@@ -20,51 +22,132 @@
 #include "lwp-irq.h"
 #include "trace.h"
 #include "accel/tcg/internal-common.h"
+#ifndef CONFIG_USER_ONLY
+#include "accel/tcg/internal-target.h"
+#endif
 #include "tcg/tcg.h"
 
+/*
+ * One LWP operation's access to guest memory.  @ops is what the model
+ * calls; faults unwind to @ra (0: none, at a TB boundary).
+ */
 typedef struct LwpGuestMem {
+    LwpMem ops;
     CPUX86State *env;
     int mmu_idx;
     uintptr_t ra;
+    /* A read left the CPU loop: the model's outcome is dropped (lwp_complete). */
+    bool left_loop;
+    /* The threshold interrupt was signalled. */
+    bool raised;
 } LwpGuestMem;
 
+/*
+ * Whether every page of [addr, addr + len) allows @access.  *@plain is the
+ * host address of the range when it lies in one page of plain RAM (system
+ * mode: no MMIO, watchpoint or clean-page tracking), else NULL.
+ */
 static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
-                      MMUAccessType access)
+                      MMUAccessType access, void **plain)
 {
     /* Walk by the last byte, so a range ending at 2^64 is still probed. */
     uint64_t last_page = (addr + len - 1) & TARGET_PAGE_MASK;
     uint64_t page = addr & TARGET_PAGE_MASK;
     void *host;
+    int flags;
 
     for (;; page += TARGET_PAGE_SIZE) {
-        int flags = probe_access_flags(m->env, MAX(page, addr), 1, access,
-                                       m->mmu_idx, true, &host, m->ra);
+        flags = probe_access_flags(m->env, MAX(page, addr), 1, access,
+                                   m->mmu_idx, true, &host, m->ra);
         if (flags & TLB_INVALID_MASK) {
             return false;
         }
         if (page == last_page) {
-            return true;
+            break;
         }
     }
+#ifdef CONFIG_USER_ONLY
+    /* Another thread may unmap the page at any time: never plain. */
+    *plain = NULL;
+#else
+    *plain = page == (addr & TARGET_PAGE_MASK) && flags == 0 ? host : NULL;
+#endif
+    return true;
+}
+
+/* Through QEMU's load path: devices, watchpoints, linux-user host faults. */
+static void lwp_load_bytes(LwpGuestMem *m, uint64_t addr, uint8_t *buf,
+                           uint32_t len)
+{
+    uint32_t i = 0;
+
+    while (i < len) {
+        uint64_t at = addr + i;
+
+        if (len - i >= 8 && -(at | TARGET_PAGE_MASK) >= 8) {
+            stq_le_p(buf + i, cpu_ldq_le_mmuidx_ra(m->env, at, m->mmu_idx,
+                                                   m->ra));
+            i += 8;
+        } else {
+            buf[i++] = cpu_ldub_mmuidx_ra(m->env, at, m->mmu_idx, m->ra);
+        }
+    }
+}
+
+/*
+ * A load through QEMU's load path may leave the CPU loop by siglongjmp: a
+ * device access that must be the last instruction of its TB
+ * (cpu_io_recompile), a watchpoint, a linux-user host fault on a page
+ * another thread unmapped since the probe.  The model that asked for the
+ * read is C++ and must not be unwound, so the jump is caught here, in C,
+ * with QEMU's state already set for the exit (EIP restored, the next TB's
+ * flags, the guest's signal queued); lwp_complete() takes that exit once
+ * the model has returned.  True if the jump was caught.
+ */
+static bool lwp_load_caught(LwpGuestMem *m, uint64_t addr, uint8_t *buf,
+                            uint32_t len)
+{
+    CPUState *cs = env_cpu(m->env);
+    sigjmp_buf outer;
+    bool caught;
+
+    memcpy(outer, cs->jmp_env, sizeof(outer));
+    caught = sigsetjmp(cs->jmp_env, 0) != 0;
+    if (!caught) {
+        lwp_load_bytes(m, addr, buf, len);
+    }
+    memcpy(cs->jmp_env, outer, sizeof(outer));
+    return caught;
 }
 
 static bool lwp_mem_read(void *opaque, uint64_t addr, void *buf, uint32_t len)
 {
     LwpGuestMem *m = opaque;
-    uint8_t *p = buf;
+    void *plain;
 
-    if (!lwp_probe(m, addr, len, MMU_DATA_LOAD)) {
+    if (m->left_loop) {
+        /* The outcome is dropped: guest memory is not read again. */
+        memset(buf, 0, len);
+        return true;
+    }
+    if (!lwp_probe(m, addr, len, MMU_DATA_LOAD, &plain)) {
         return false;
     }
-    for (uint32_t i = 0; i < len; i++) {
-        p[i] = cpu_ldub_mmuidx_ra(m->env, addr + i, m->mmu_idx, m->ra);
+    if (plain) {
+        memcpy(buf, plain, len);
+    } else if (lwp_load_caught(m, addr, buf, len)) {
+        trace_lwp_read_left_loop(addr);
+        m->left_loop = true;
+        memset(buf, 0, len);
     }
     return true;
 }
 
 static bool lwp_mem_probe_write(void *opaque, uint64_t addr, uint32_t len)
 {
-    return lwp_probe(opaque, addr, len, MMU_DATA_STORE);
+    void *plain;
+
+    return lwp_probe(opaque, addr, len, MMU_DATA_STORE, &plain);
 }
 
 static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
@@ -84,6 +167,21 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
     e->ds_usable = (ds->flags & DESC_P_MASK) || !(env->cr[0] & CR0_PE_MASK);
     e->va_bits = (env->cr[4] & CR4_LA57_MASK) ? 57 : 48;
     e->long_mode = env->hflags & HF_LMA_MASK;
+}
+
+/* The model's view of guest memory and of the CPU, faults unwinding to @ra. */
+static void lwp_guest_init(LwpGuestMem *m, LwpCpuEnv *cpu, CPUX86State *env,
+                           uintptr_t ra)
+{
+    m->ops.opaque = m;
+    m->ops.read = lwp_mem_read;
+    m->ops.probe_write = lwp_mem_probe_write;
+    m->env = env;
+    m->mmu_idx = cpu_mmu_index(env_cpu(env), false);
+    m->ra = ra;
+    m->left_loop = false;
+    m->raised = false;
+    lwp_cpu_env(env, cpu);
 }
 
 /*
@@ -128,13 +226,52 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
 }
 
 /*
- * Carry out what the model decided: raise its fault, or perform its writes
- * and signal the threshold interrupt.  Returns only on success.
+ * Whether @out is I/O: a write that reaches a device, or the threshold
+ * interrupt.  An instruction that may not do I/O (it is not the last of its
+ * TB) then runs again as the last one (cpu_io_recompile), before anything
+ * is written.  The TB-boundary helpers always may (lwp_boundary_begin).
+ */
+#ifndef CONFIG_USER_ONLY
+static bool lwp_outcome_is_io(LwpGuestMem *m, const LwpOutcome *out)
+{
+    if (out->interrupt) {
+        return true;
+    }
+    for (uint32_t i = 0; i < out->nwrites; i++) {
+        const LwpWrite *w = &out->writes[i];
+        uint64_t page = w->addr & TARGET_PAGE_MASK;
+        uint64_t last_page = (w->addr + w->len - 1) & TARGET_PAGE_MASK;
+
+        for (;; page += TARGET_PAGE_SIZE) {
+            void *host;
+
+            if (probe_access_flags(m->env, MAX(page, w->addr), 1,
+                                   MMU_DATA_STORE, m->mmu_idx, true, &host,
+                                   m->ra) & TLB_MMIO) {
+                return true;
+            }
+            if (page == last_page) {
+                break;
+            }
+        }
+    }
+    return false;
+}
+#endif
+
+/*
+ * Carry out what the model decided: leave the CPU loop as a caught load
+ * asked, raise the model's fault, or perform its writes and signal the
+ * threshold interrupt.  Returns only on success.
  */
 static void lwp_complete(LwpGuestMem *m, const LwpOutcome *out)
 {
     CPUX86State *env = m->env;
+    CPUState *cs = env_cpu(env);
 
+    if (m->left_loop) {
+        cpu_loop_exit(cs);
+    }
     switch (out->status) {
     case LWP_OK:
         break;
@@ -147,14 +284,20 @@ static void lwp_complete(LwpGuestMem *m, const LwpOutcome *out)
                      out->fault_write ? MMU_DATA_STORE : MMU_DATA_LOAD,
                      m->mmu_idx, m->ra);
         /* The page became accessible meanwhile: run the instruction again. */
-        cpu_loop_exit_restore(env_cpu(env), m->ra);
+        cpu_loop_exit_restore(cs, m->ra);
     }
+#ifndef CONFIG_USER_ONLY
+    if (m->ra && !cs->neg.can_do_io && lwp_outcome_is_io(m, out)) {
+        cpu_io_recompile(cs, m->ra);
+    }
+#endif
     for (uint32_t i = 0; i < out->nwrites; i++) {
         lwp_store_bytes(m, &out->writes[i]);
     }
     if (out->interrupt) {
         trace_lwp_threshold_interrupt(LWP_CFG_VECTOR(env->lwp_cfg));
         x86_lwp_raise_threshold_irq(env, LWP_CFG_VECTOR(env->lwp_cfg));
+        m->raised = true;
     }
 }
 
@@ -166,37 +309,28 @@ static void lwp_check_available(CPUX86State *env, uintptr_t ra)
     }
 }
 
-/* Guest memory and CPU environment of the model, faults unwinding to @ra. */
-#define LWP_GUEST(env, m, e, ra) \
-    LwpGuestMem m = { (env), cpu_mmu_index(env_cpu(env), false), (ra) }; \
-    LwpMem m##_ops = { &m, lwp_mem_read, lwp_mem_probe_write }; \
-    LwpCpuEnv e; \
-    lwp_cpu_env((env), &e)
-
-/* An LWP instruction's helper: #UD unless available. */
-#define LWP_PREPARE(env, m, e) \
-    LWP_GUEST(env, m, e, GETPC()); \
-    LwpOutcome out; \
-    lwp_check_available((env), m.ra)
-
 void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
 {
-    LWP_PREPARE(env, mem, cpu);
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
+    LwpOutcome out;
     LwpState next = env->lwp;
 
+    lwp_check_available(env, GETPC());
+    lwp_guest_init(&mem, &cpu, env, GETPC());
     /*
      * Spec 5.1 steps 2-3 complete before step 4 looks at the new LWPCB: the
      * old session is flushed and disabled first (a fault there leaves it
      * enabled), and a fault on the new LWPCB then leaves LWP disabled.
      */
     if (next.cbaddr && ea) {
-        lwp_llwpcb(&next, &cpu, &mem_ops, 0, &out);
+        lwp_llwpcb(&next, &cpu, &mem.ops, 0, &out);
         trace_lwp_llwpcb(0, out.status, next.cbaddr, next.flags);
         lwp_complete(&mem, &out);
         env->lwp = next;
         x86_lwp_state_changed(env);
     }
-    lwp_llwpcb(&next, &cpu, &mem_ops, ea, &out);
+    lwp_llwpcb(&next, &cpu, &mem.ops, ea, &out);
     trace_lwp_llwpcb(ea, out.status, next.cbaddr, next.flags);
     lwp_complete(&mem, &out);
     env->lwp = next;
@@ -205,10 +339,14 @@ void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
 
 target_ulong helper_lwp_slwpcb(CPUX86State *env)
 {
-    LWP_PREPARE(env, mem, cpu);
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
+    LwpOutcome out;
     LwpState next = env->lwp;
 
-    lwp_slwpcb(&next, &cpu, &mem_ops, &out);
+    lwp_check_available(env, GETPC());
+    lwp_guest_init(&mem, &cpu, env, GETPC());
+    lwp_slwpcb(&next, &cpu, &mem.ops, &out);
     trace_lwp_slwpcb(out.status, out.value);
     lwp_complete(&mem, &out);
     env->lwp = next;
@@ -222,22 +360,24 @@ target_ulong helper_lwp_slwpcb(CPUX86State *env)
 void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
                        uint32_t imm, uint32_t is_mem)
 {
-    LWP_PREPARE(env, mem, cpu);
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
+    LwpOutcome out;
     LwpState next = env->lwp;
     uint32_t data1 = src;
 
+    lwp_check_available(env, GETPC());
     trace_lwp_lwpval_helper(env->eip);
-
-    if (!lwp_lwpval_stores(&next, &cpu, env->eip)) {
-        lwp_lwpval(&next, &cpu, &mem_ops, data2, 0, imm, env->eip, &out);
-        env->lwp = next;
-        return;
+    lwp_guest_init(&mem, &cpu, env, GETPC());
+    if (lwp_lwpval_stores(&next, &cpu, env->eip)) {
+        if (is_mem) {
+            data1 = cpu_ldl_data_ra(env, src, mem.ra);
+        }
+        lwp_lwpval(&next, &cpu, &mem.ops, data2, data1, imm, env->eip, &out);
+        trace_lwp_store(LWP_EVENT_VAL, env->eip, out.status, next.head);
+    } else {
+        lwp_lwpval(&next, &cpu, &mem.ops, data2, 0, imm, env->eip, &out);
     }
-    if (is_mem) {
-        data1 = cpu_ldl_data_ra(env, src, mem.ra);
-    }
-    lwp_lwpval(&next, &cpu, &mem_ops, data2, data1, imm, env->eip, &out);
-    trace_lwp_store(LWP_EVENT_VAL, env->eip, out.status, next.head);
     lwp_complete(&mem, &out);
     env->lwp = next;
 }
@@ -245,11 +385,16 @@ void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
 target_ulong helper_lwp_lwpins(CPUX86State *env, target_ulong data2,
                                target_ulong src, uint32_t imm, uint32_t is_mem)
 {
-    LWP_PREPARE(env, mem, cpu);
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
+    LwpOutcome out;
     LwpState next = env->lwp;
-    uint32_t data1 = is_mem ? cpu_ldl_data_ra(env, src, mem.ra) : src;
+    uint32_t data1;
 
-    lwp_lwpins(&next, &cpu, &mem_ops, data2, data1, imm, env->eip, &out);
+    lwp_check_available(env, GETPC());
+    data1 = is_mem ? cpu_ldl_data_ra(env, src, GETPC()) : src;
+    lwp_guest_init(&mem, &cpu, env, GETPC());
+    lwp_lwpins(&next, &cpu, &mem.ops, data2, data1, imm, env->eip, &out);
     trace_lwp_store(LWP_EVENT_INS, env->eip, out.status, next.head);
     lwp_complete(&mem, &out);
     env->lwp = next;
@@ -333,42 +478,6 @@ static uintptr_t lwp_boundary_ra(void)
 #endif
 }
 
-static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
-{
-    return csize == 0 ? ip : csize == 1 ? (uint32_t)ip : (uint16_t)ip;
-}
-
-/* Store st.pending; on a fault the record stays pending and #PF is raised. */
-typedef void LwpStateStep(LwpState *st, const LwpCpuEnv *env,
-                          const LwpMem *mem, LwpOutcome *out);
-
-/* Run one model step on env->lwp; a fault raises it, state unchanged. */
-static void lwp_step_or_fault(LwpGuestMem *m, LwpMem *ops, LwpCpuEnv *cpu,
-                              LwpStateStep *step)
-{
-    CPUX86State *env = m->env;
-    LwpState next = env->lwp;
-    /* Large, and filled by the step: not zeroed on every record. */
-    LwpOutcome out __attribute__((uninitialized));
-
-    step(&next, cpu, ops, &out);
-    lwp_complete(m, &out);
-    env->lwp = next;
-}
-
-/* Store st.pending; on a fault the record stays pending and #PF is raised. */
-static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpMem *ops,
-                                       LwpCpuEnv *cpu)
-{
-    uint8_t event = m->env->lwp.pending[0];
-
-    if (event) {
-        /* A fault is traced (lwp_fault) and raised by lwp_complete. */
-        lwp_step_or_fault(m, ops, cpu, lwp_store_pending);
-        trace_lwp_store(event, m->env->eip, LWP_OK, m->env->lwp.head);
-    }
-}
-
 /* -icount charged a TB's instructions at its start: give them back, or take them again. */
 static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
 {
@@ -377,6 +486,93 @@ static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
         cs->neg.icount_decr.u16.low += back ? insns : -insns;
     }
 #endif
+}
+
+/*
+ * A boundary helper may store into a device (the LWPCB or the ring in MMIO
+ * or unassigned memory) and raise the threshold interrupt: I/O, which QEMU
+ * allows only where the instruction count is exact and the TB may end
+ * (can_do_io; cpu_io_recompile and -icount abort otherwise, having no TB
+ * to recompile).  At a TB's start none of it has run and its -icount
+ * charge is given back; its last instruction may do I/O already.  An
+ * instruction that retires inside a TB cut to length (@index > 0, the
+ * instructions run so far) gives back what follows it for as long as the
+ * helper runs: any exit from the CPU loop then leaves the count exact.
+ */
+typedef struct LwpBoundary {
+    uint32_t rest;          /* instructions of the TB after this one */
+    bool inside;            /* inside the TB, not at its end */
+} LwpBoundary;
+
+static LwpBoundary lwp_boundary_begin(CPUX86State *env, uint32_t index)
+{
+    CPUState *cs = env_cpu(env);
+    LwpBoundary b = { 0, index != 0 };
+
+    if (b.inside) {
+        if (env->lwp_tcg.tb_icount > index) {
+            b.rest = env->lwp_tcg.tb_icount - index;
+        }
+        lwp_icount_give_back(cs, b.rest, true);
+    }
+#ifndef CONFIG_USER_ONLY
+    cs->neg.can_do_io = true;
+#endif
+    return b;
+}
+
+/*
+ * The threshold interrupt is taken before the next instruction: leave the
+ * TB here.  Otherwise it goes on as translated.
+ */
+static void lwp_boundary_end(CPUX86State *env, const LwpBoundary *b,
+                             bool raised)
+{
+    CPUState *cs = env_cpu(env);
+
+    if (raised && b->inside) {
+        cpu_loop_exit_noexc(cs);
+    }
+    if (b->inside) {
+        lwp_icount_give_back(cs, b->rest, false);
+#ifndef CONFIG_USER_ONLY
+        cs->neg.can_do_io = false;
+#endif
+    }
+}
+
+static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
+{
+    return csize == 0 ? ip : csize == 1 ? (uint32_t)ip : (uint16_t)ip;
+}
+
+/* A model step on env->lwp. */
+typedef void LwpStateStep(LwpState *st, const LwpCpuEnv *env,
+                          const LwpMem *mem, LwpOutcome *out);
+
+/* Run one model step on env->lwp; a fault raises it, state unchanged. */
+static void lwp_step_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu,
+                              LwpStateStep *step)
+{
+    CPUX86State *env = m->env;
+    LwpState next = env->lwp;
+    LwpOutcome out;
+
+    step(&next, cpu, &m->ops, &out);
+    lwp_complete(m, &out);
+    env->lwp = next;
+}
+
+/* Store st.pending; on a fault the record stays pending and #PF is raised. */
+static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
+{
+    uint8_t event = m->env->lwp.pending[0];
+
+    if (event) {
+        /* A fault is traced (lwp_fault) and raised by lwp_complete. */
+        lwp_step_or_fault(m, cpu, lwp_store_pending);
+        trace_lwp_store(event, m->env->eip, LWP_OK, m->env->lwp.head);
+    }
 }
 
 /* Give back what a TB's fast path charged before it took the slow path. */
@@ -393,15 +589,91 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     }
 }
 
+static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
+{
+    tb->first_ip = env->eip;
+    tb->last_ip = lwp_wrap_ip(env->eip + LWP_TB_INFO_LAST_OFF(info),
+                              LWP_TB_INFO_CSIZE(info));
+    tb->icount = LWP_TB_INFO_ICOUNT(info);
+    tb->charged = LWP_TB_INFO_CHARGED(info);
+    tb->branch = LWP_TB_INFO_BRANCH(info);
+}
+
+/*
+ * How a TB runs.  A TB cut to length counts each instruction when it
+ * retires, so it is charged nothing ahead; under -icount a record (and
+ * its threshold interrupt) may only be stored by its last instruction, so
+ * it is cut again if a counter crosses zero before that.
+ */
+static LwpTbAction lwp_tb_decide(CPUX86State *env, uint64_t info,
+                                 const LwpTbShape *tb, uint32_t *split)
+{
+    const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
+    LwpState probe;
+
+    if (!LWP_TB_INFO_SINGLE(info)) {
+        return lwp_tb_plan(&env->lwp, caps, tb, split);
+    }
+    env->lwp_tcg.tb_icount = tb->icount;
+    probe = env->lwp;
+    if ((curr_cflags(env_cpu(env)) & CF_USE_ICOUNT) &&
+        lwp_tb_plan(&probe, caps, tb, split) == LWP_TB_SPLIT &&
+        *split < tb->icount) {
+        return LWP_TB_SPLIT;
+    }
+    return LWP_TB_CHARGE;
+}
+
+/*
+ * Cut the TB to @split instructions: returns the host code to go on at, or
+ * leaves the CPU loop to translate it.
+ */
+static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
+                                uint32_t split, uint32_t icount)
+{
+    CPUState *cs = env_cpu(env);
+    uint32_t cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
+
+    if (!(env->lwp_tcg.tb_flags & HF_LWP_IPF_MASK) &&
+        !(cflags & CF_USE_ICOUNT)) {
+        /*
+         * Cut to its own length: one translation per TB, reused, that
+         * stores the record when the crossing instruction retires.  Under
+         * -icount a helper may raise the threshold interrupt only at the
+         * end of a TB: cut after the crossing instruction.
+         */
+        split = icount;
+        trace_lwp_tb_split(env->eip, split);
+        if (info & LWP_TB_INFO_GOTO) {
+            /*
+             * Translated already (the common case): the TB goes on there,
+             * at its start, as nothing of it has run.
+             */
+            const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
+
+            if (next) {
+                return next;
+            }
+        }
+    } else {
+        trace_lwp_tb_split(env->eip, split);
+    }
+    /* Else translate it in the main loop. */
+    cs->cflags_next_tb = cflags | split;
+    cpu_loop_exit_noexc(cs);
+}
+
 const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
-                              target_ulong eip)
+                               target_ulong eip)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
+    LwpBoundary b;
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
     LwpTbShape tb;
     LwpTbAction action;
-    uint32_t split, cflags;
-    LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
+    uint32_t split;
 
     if (info & LWP_TB_INFO_EIP) {
         env->eip = eip;
@@ -409,85 +681,31 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     if (info & LWP_TB_INFO_PRECHARGED) {
         lwp_tb_give_back_charge(env, info);
     }
-    t->gathering = 0;
     t->tb_uncharged = 0;
     /*
      * Until this returns, none of the TB has run: a fault or a split
      * leaves it, and -icount must not have charged its instructions.
      */
     lwp_icount_give_back(cs, LWP_TB_INFO_ICOUNT(info), true);
-    lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
-    if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_step_or_fault(&mem, &mem_ops, &cpu, lwp_prepare);
-    }
-
-    tb.first_ip = env->eip;
-    tb.last_ip = lwp_wrap_ip(env->eip + LWP_TB_INFO_LAST_OFF(info),
-                             LWP_TB_INFO_CSIZE(info));
-    tb.icount = LWP_TB_INFO_ICOUNT(info);
-    tb.charged = LWP_TB_INFO_CHARGED(info);
-    tb.branch = LWP_TB_INFO_BRANCH(info);
-    tb.single = LWP_TB_INFO_SINGLE(info);
-    if (tb.single) {
-        /*
-         * A TB cut to length counts each instruction when it retires.
-         * Under -icount a record (and its threshold interrupt) may only
-         * be stored by the TB's last instruction: cut again if a counter
-         * crosses zero before it.
-         */
-        LwpState probe = env->lwp;
-
-        /* Nothing to charge ahead (its unwind data give nothing back). */
-        action = LWP_TB_CHARGE;
-        if ((curr_cflags(cs) & CF_USE_ICOUNT) &&
-            lwp_tb_plan(&probe, cpu.caps, &tb, &split) == LWP_TB_SPLIT) {
-            action = LWP_TB_SPLIT;
-        }
-    } else {
-        action = lwp_tb_plan(&env->lwp, cpu.caps, &tb, &split);
-    }
-    if (action != LWP_TB_SPLIT) {
-        lwp_icount_give_back(cs, tb.icount, false);
-    }
-    switch (action) {
-    case LWP_TB_CHARGE:
-        break;
-    case LWP_TB_SKIP:
-        t->tb_uncharged = 1;
-        break;
-    case LWP_TB_GATHER:
-        t->gathering = 1;
-        t->insn_ip = tb.last_ip;
-        break;
-    case LWP_TB_SPLIT:
-        cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
-        if (!(t->tb_flags & HF_LWP_IPF_MASK) && !(cflags & CF_USE_ICOUNT)) {
-            /*
-             * Cut to its own length: one translation per TB, reused, that
-             * stores the record when the crossing instruction retires.
-             * Under -icount a helper may raise the threshold interrupt
-             * only at the end of a TB: cut after the crossing instruction.
-             */
-            split = tb.icount;
-            trace_lwp_tb_split(env->eip, split);
-            if (info & LWP_TB_INFO_GOTO) {
-                /*
-                 * Translated already (the common case): the TB goes on
-                 * there, at its start, as nothing of it has run.
-                 */
-                const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
-
-                if (next) {
-                    return next;
-                }
-            }
-        } else {
-            trace_lwp_tb_split(env->eip, split);
-        }
-        /* Else translate it in the main loop. */
-        cs->cflags_next_tb = cflags | split;
+    b = lwp_boundary_begin(env, 0);
+    lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
+    lwp_store_pending_or_fault(&mem, &cpu);
+    if (mem.raised) {
+        /* Taken before the TB's first instruction. */
         cpu_loop_exit_noexc(cs);
     }
+    if (t->tb_flags & HF_LWP_IPF_MASK) {
+        lwp_step_or_fault(&mem, &cpu, lwp_prepare);
+    }
+    lwp_boundary_end(env, &b, false);
+
+    lwp_tb_shape(env, info, &tb);
+    action = lwp_tb_decide(env, info, &tb, &split);
+    if (action == LWP_TB_SPLIT) {
+        return lwp_tb_split(env, info, split, tb.icount);
+    }
+    lwp_icount_give_back(cs, tb.icount, false);
+    t->tb_uncharged = action == LWP_TB_SKIP;
     return NULL;
 }
 
@@ -495,13 +713,12 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     uint8_t records[2][LWP_RECORD_SIZE];
+    LwpBoundary b;
+    LwpGuestMem mem;
+    LwpCpuEnv cpu;
     LwpRetired insn;
     unsigned n;
 
-    if (!(info & LWP_RETIRE_POST) && !t->gathering) {
-        return;
-    }
-    t->gathering = 0;
     t->tb_uncharged = 0;
     /* Left CPL 3, or a REP string instruction that has not finished. */
     if ((env->hflags & HF_CPL_MASK) != 3 ||
@@ -509,9 +726,10 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         return;
     }
 
-    LWP_GUEST(env, mem, cpu, lwp_boundary_ra());
+    b = lwp_boundary_begin(env, LWP_RETIRE_INDEX(info));
+    lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
     if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_step_or_fault(&mem, &mem_ops, &cpu, lwp_prepare);
+        lwp_step_or_fault(&mem, &cpu, lwp_prepare);
     }
     insn.ip = t->insn_ip;
     insn.fallthrough = lwp_wrap_ip(insn.ip + LWP_RETIRE_LEN(info),
@@ -524,6 +742,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
-        lwp_store_pending_or_fault(&mem, &mem_ops, &cpu);
+        lwp_store_pending_or_fault(&mem, &cpu);
     }
+    lwp_boundary_end(env, &b, mem.raised);
 }

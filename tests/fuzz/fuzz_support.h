@@ -276,14 +276,11 @@ inline void run_operations(FuzzedDataProvider &in, FuzzMem &mem, LwpState &st,
             tb.charged = in.ConsumeIntegralInRange<uint32_t>(tb.icount - 1, tb.icount);
             tb.last_ip = tb.first_ip + in.ConsumeIntegralInRange<uint32_t>(0, 4096);
             tb.branch = in.ConsumeIntegralInRange<uint8_t>(0, LWP_BRANCH_CLASSES - 1);
-            tb.single = in.ConsumeBool();
             const LwpTbAction a = lwp_tb_plan(&next, env.caps, &tb, &split);
-            LWP_FUZZ_CHECK(a <= LWP_TB_GATHER);
+            LWP_FUZZ_CHECK(a <= LWP_TB_SPLIT);
             if (a == LWP_TB_SPLIT) {
-                // A TB is cut before or at its end; one already cut to
-                // length gathers at its end instead of splitting again.
+                // A TB is cut before or at its end.
                 LWP_FUZZ_CHECK(split >= 1 && split <= tb.icount);
-                LWP_FUZZ_CHECK(!(tb.single && split == tb.icount));
             }
             st = next;
             ran = false;

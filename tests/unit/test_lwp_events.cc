@@ -38,8 +38,7 @@ protected:
         start();
     }
 
-    LwpTbShape tb(uint32_t icount, uint8_t branch = LWP_BRANCH_NONE,
-                  bool single = false)
+    LwpTbShape tb(uint32_t icount, uint8_t branch = LWP_BRANCH_NONE)
     {
         LwpTbShape t{};
         t.first_ip = 0x1000;
@@ -47,7 +46,6 @@ protected:
         t.icount = icount;
         t.charged = icount;
         t.branch = branch;
-        t.single = single;
         return t;
     }
 
@@ -128,14 +126,14 @@ TEST_F(Events, CrossingInsideATbCutsItAfterTheCrossingInstruction)
     EXPECT_EQ(plan(tb(10), &split), LWP_TB_SPLIT);
     EXPECT_EQ(split, 4u);                       // the 4th instruction crosses
     EXPECT_EQ(st.counter[LWP_EVENT_IRE], 3);    // nothing charged
-    // Cut to 4: the first 3 are charged, the 4th gathers when it retires.
-    EXPECT_EQ(plan(tb(4, LWP_BRANCH_NONE, true), &split), LWP_TB_GATHER);
-    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0);
-    // A TB that is not cut to length is cut first, even at its last one.
+    // Cut to 4, the crossing is its last instruction: a split at its end.
+    EXPECT_EQ(plan(tb(4), &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 4u);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 3);
+    // A TB is cut even at its last one, and charged nothing.
     st.counter[LWP_EVENT_IRE] = 0;
     EXPECT_EQ(plan(tb(1), &split), LWP_TB_SPLIT);
     EXPECT_EQ(split, 1u);
-    EXPECT_EQ(plan(tb(1, LWP_BRANCH_NONE, true), &split), LWP_TB_GATHER);
     EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0);
 }
 
@@ -145,7 +143,6 @@ TEST_F(Events, BranchCrossingSplitsOffTheBranch)
     uint32_t split;
     EXPECT_EQ(plan(tb(5, LWP_BRANCH_REL), &split), LWP_TB_SPLIT);
     EXPECT_EQ(split, 5u);
-    EXPECT_EQ(plan(tb(5, LWP_BRANCH_REL, true), &split), LWP_TB_GATHER);
     EXPECT_EQ(st.counter[LWP_EVENT_BRE], 0);    // the branch counts as it retires
     EXPECT_EQ(plan(tb(5, LWP_BRANCH_NONE), &split), LWP_TB_CHARGE);
     EXPECT_EQ(st.counter[LWP_EVENT_BRE], 0);

@@ -229,21 +229,18 @@ typedef struct LwpTbShape {
     uint32_t icount;
     uint32_t charged;
     uint8_t branch;           /* LwpBranchClass */
-    bool single;              /* cut to its length on request (LWP_TB_SPLIT) */
 } LwpTbShape;
 
 typedef enum LwpTbAction {
     LWP_TB_CHARGE,            /* counters charged for the whole TB: run it */
     LWP_TB_SKIP,              /* none of its instructions counts: run it */
     LWP_TB_SPLIT,             /* run only the first *split instructions, then decide again */
-    LWP_TB_GATHER,            /* the others charged; lwp_retire counts the last */
 } LwpTbAction;
 
 /*
  * Decide how a TB runs, given the counters before it (no record pending;
  * the IP range cached if IP filtering applies).  Charges the counters for
- * LWP_TB_CHARGE, and for the instructions before the last for
- * LWP_TB_GATHER; leaves the state alone otherwise.  A counter that crosses
+ * LWP_TB_CHARGE and leaves the state alone otherwise.  A counter that crosses
  * zero at instruction k of a TB splits it after k (k + 1 instructions),
  * so that the crossing instruction is the last one, seen retiring.
  */

@@ -136,6 +136,8 @@ size_t strlen(const char *s);
 
 /* Paging: change the flags of the 4 KiB pages covering [addr, addr+len). */
 void vm_set_flags(uintptr_t addr, size_t len, uint64_t set, uint64_t clear);
+/* Map the 4 KiB page at addr to physical page phys; returns the old one. */
+uint64_t vm_map_page(uintptr_t addr, uint64_t phys);
 /* 4 KiB-aligned scratch memory, never used by the library itself. */
 void *alloc_pages(unsigned n);
 

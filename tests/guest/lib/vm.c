@@ -44,6 +44,16 @@ void vm_set_flags(uintptr_t addr, size_t len, uint64_t set, uint64_t clear)
     }
 }
 
+uint64_t vm_map_page(uintptr_t addr, uint64_t phys)
+{
+    uint64_t *pte = pte_of(addr);
+    uint64_t old = *pte & 0xffffff000ull;
+
+    *pte = (*pte & ~0xffffff000ull) | (phys & 0xffffff000ull);
+    invlpg(addr);
+    return old;
+}
+
 void *alloc_pages(unsigned n)
 {
     static uint8_t heap[256 * 4096] __attribute__((aligned(4096)));
