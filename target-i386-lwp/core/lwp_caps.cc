@@ -51,7 +51,7 @@ CheckResult check(const LwpCaps &c)
         return {nullptr, nullptr};
     }
     if (c.features & ~LWP_FEAT_DEFINED) {
-        return {"lwp-features", "reserved feature bits 30:7 must be zero"};
+        return {"lwp", "has reserved feature bits 30:7 set (they must be zero)"};
     }
     if (c.version < 1 || c.version > 127) {
         return {"lwp-version", "must be 1..127"};
@@ -74,21 +74,22 @@ CheckResult check(const LwpCaps &c)
     const bool dme = c.features & LWP_FEAT_DME;
     if (!dme && (c.latency_max || c.data_address || c.latency_rnd ||
                  c.cache_levels || c.cache_latency)) {
-        return {"lwp-dme", "cache-miss fields need the DCache miss event"};
+        return {"lwpdme", "is required by the cache-miss fields (lwpdaddr, lwpcachelvl, "
+                "lwpcachelat, lwp-latency-max, lwp-latency-rnd)"};
     }
     if (dme) {
         if (c.latency_max < 10 || c.latency_max > 31) {
-            return {"lwp-latency-max", "must be 10..31 with lwp-dme"};
+            return {"lwp-latency-max", "must be 10..31 with lwpdme"};
         }
         if (c.latency_rnd > 4) {
             return {"lwp-latency-rnd", "must be 0..4"};
         }
         if (!c.cache_levels && !c.cache_latency) {
-            return {"lwp-dme", "needs lwp-cache-levels or lwp-cache-latency"};
+            return {"lwpdme", "needs lwpcachelvl or lwpcachelat"};
         }
     }
     if (c.branch_prediction && !(c.features & LWP_FEAT_BRE)) {
-        return {"lwp-branch-prediction", "needs the branches retired event"};
+        return {"lwpbrpred", "needs the branches retired event (lwpbre)"};
     }
     return {nullptr, nullptr};
 }

@@ -102,7 +102,7 @@ bool lwp_caps_covers(const LwpCaps *dest, const LwpCaps *guest,
     const char *lost_feature = nullptr;
     for (int bit = 0; bit < 32 && lost; bit++) {
         if (lost & (1u << bit)) {
-            lost_feature = feature_names[bit] ? feature_names[bit] : "lwp-features";
+            lost_feature = feature_names[bit] ? feature_names[bit] : "lwp";
             break;
         }
     }

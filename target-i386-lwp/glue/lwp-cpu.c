@@ -147,6 +147,10 @@ void x86_lwp_dump_state(CPUX86State *env, FILE *f)
     if (!(env_archcpu(env)->lwp_caps.features & LWP_FEAT_AVAIL)) {
         return;
     }
+    /* Like other optional state, nothing to show while it is all zero. */
+    if (!env->lwp_cfg && !lwp->cbaddr && !(env->xcr0 & XSTATE_LWP_MASK)) {
+        return;
+    }
     qemu_fprintf(f, "LWP_CFG=%016" PRIx64 " LWP_CBADDR=%016" PRIx64
                  " XCR0.LWP=%d\n", env->lwp_cfg, lwp->cbaddr,
                  !!(env->xcr0 & XSTATE_LWP_MASK));

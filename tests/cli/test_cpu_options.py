@@ -3,17 +3,18 @@
 """The LWP CPU options as a user meets them: -cpu help, QMP's
 query-cpu-model-expansion, CPU model versions, start-up refusals that name
 the property, 'info registers' and trace events.
-Usage: test_cpu_options.py QEMU_SYSTEM DEMO_GUEST_IMAGE"""
+Usage: test_cpu_options.py QEMU_SYSTEM DEMO_GUEST_IMAGE PROFILING_GUEST_IMAGE"""
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from checks import report, summary_exit  # noqa: E402
 import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
 from qemu.machine import QEMUMachine  # noqa: E402
 
-qemu, demo = sys.argv[1], sys.argv[2]
+qemu, demo, profiling_guest = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 
@@ -78,13 +79,32 @@ report(p.returncode == 1, 'a consistent non-default combination starts (max-even
 
 regs = qmp([{'execute': 'human-monitor-command',
              'arguments': {'command-line': 'info registers'}}], '-cpu', 'max', machine='pc')
-text = regs[0].get('return', '') if regs else ''
-report('LWP_CFG=' in text and 'LWP_CBADDR=' in text, "'info registers' shows LWP_CFG and LWP_CBADDR")
+text = regs[0].get('return', '') if regs else '?'
+report('EAX=' in text and 'LWP' not in text,
+       "'info registers' at reset (LWP state all zero) shows no LWP line")
 regs = qmp([{'execute': 'human-monitor-command',
              'arguments': {'command-line': 'info registers'}}], '-cpu', 'max,-lwp',
            machine='pc')
 text = regs[0].get('return', '') if regs else '?'
-report('LWP_CFG' not in text, "'info registers' shows no LWP without LWP")
+report('EAX=' in text and 'LWP_CFG' not in text, "'info registers' shows no LWP without LWP")
+
+# A guest that enables LWP (spec 8.7.1) and profiles until a key is pressed:
+# once it has, 'info registers' shows the LWP registers and the session.
+vm = QEMUMachine(qemu, args=['-machine', 'pc', '-accel', 'tcg', '-cpu', 'max', '-nodefaults',
+                             '-display', 'none', '-kernel', profiling_guest])
+vm.launch()
+text = ''
+try:
+    deadline = time.monotonic() + 60          # an upper bound only
+    while 'LWP flags=' not in text and time.monotonic() < deadline:
+        time.sleep(0.1)
+        text = vm.qmp('human-monitor-command', command_line='info registers').get('return', '')
+finally:
+    vm.shutdown()
+cbaddr = [w for w in text.split() if w.startswith('LWP_CBADDR=')]
+report(bool(cbaddr) and int(cbaddr[0].split('=')[1], 16) != 0 and 'LWP flags=' in text,
+       "'info registers' of a profiling guest shows LWP_CFG, LWP_CBADDR and the session: %s"
+       % ' '.join(w for w in text.split() if w.startswith(('LWP_', 'XCR0.LWP'))))
 
 p = run('-M', 'pc', '-accel', 'tcg', '-cpu', 'max', '-nodefaults', '-display', 'none',
         '-monitor', 'none', '-kernel', demo, '-trace', 'lwp_*',

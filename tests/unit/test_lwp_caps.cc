@@ -136,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
     Table, LwpCapsCheckRejects,
     ::testing::Values(
         BadCaps{"FeaturesWithoutAvail", [](LwpCaps &c) { c.features = LWP_FEAT_VAL; }, "lwp"},
-        BadCaps{"ReservedFeature", [](LwpCaps &c) { c.features |= 1u << 7; }, "lwp-features"},
+        BadCaps{"ReservedFeature", [](LwpCaps &c) { c.features |= 1u << 7; }, "lwp"},
         BadCaps{"VersionZero", [](LwpCaps &c) { c.version = 0; }, "lwp-version"},
         BadCaps{"VersionTooBig", [](LwpCaps &c) { c.version = 128; }, "lwp-version"},
         BadCaps{"EventSize", [](LwpCaps &c) { c.event_size = 16; }, "lwp-event-size"},
@@ -145,8 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCaps{"MaxEventsBelowSupported", [](LwpCaps &c) { c.max_events = 2; }, "lwp-max-events"},
         BadCaps{"MaxEventsAboveDefined", [](LwpCaps &c) { c.max_events = 7; c.cb_size = 0x20; }, "lwp-max-events"},
         BadCaps{"CbSizeTooSmall", [](LwpCaps &c) { c.cb_size = 0x12; }, "lwp-cb-size"},
-        BadCaps{"LatencyWithoutDme", [](LwpCaps &c) { c.latency_max = 12; }, "lwp-dme"},
-        BadCaps{"DataAddressWithoutDme", [](LwpCaps &c) { c.data_address = true; }, "lwp-dme"},
+        BadCaps{"LatencyWithoutDme", [](LwpCaps &c) { c.latency_max = 12; }, "lwpdme"},
+        BadCaps{"DataAddressWithoutDme", [](LwpCaps &c) { c.data_address = true; }, "lwpdme"},
         BadCaps{"DmeLatencyTooSmall", [](LwpCaps &c) {
             c.features |= LWP_FEAT_DME; c.max_events = 4; c.cb_size = 0x14;
             c.latency_max = 9; c.cache_latency = true; }, "lwp-latency-max"},
@@ -155,9 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
             c.latency_max = 12; c.latency_rnd = 5; c.cache_latency = true; }, "lwp-latency-rnd"},
         BadCaps{"DmeWithoutFilter", [](LwpCaps &c) {
             c.features |= LWP_FEAT_DME; c.max_events = 4; c.cb_size = 0x14;
-            c.latency_max = 12; }, "lwp-dme"},
+            c.latency_max = 12; }, "lwpdme"},
         BadCaps{"BranchPredictionWithoutBre", [](LwpCaps &c) {
-            c.features &= ~LWP_FEAT_BRE; c.branch_prediction = true; }, "lwp-branch-prediction"}),
+            c.features &= ~LWP_FEAT_BRE; c.branch_prediction = true; }, "lwpbrpred"}),
     [](const ::testing::TestParamInfo<BadCaps> &info) { return std::string(info.param.name); });
 
 } // namespace
