@@ -7,7 +7,9 @@
 #
 # Kernel command line:
 #   lwptests=a,b,...   programs of /tests to run, in order; arguments after
-#                      colons: threads:4:1500 runs 'lwp-linux-threads 4 1500'
+#                      colons: threads:4:1500 runs 'lwp-linux-threads 4 1500';
+#                      threads:4:0 runs until the harness sends a BREAK
+#                      (or 'q') on the console, the program's standard input
 #                      (names without the lwp-linux- prefix; msvc is
 #                      lwp-msvc-port, whose output the harness compares)
 #                      prof runs lwp-prof-guest.sh: lwp-prof record and

@@ -7,26 +7,30 @@
  * Each thread runs its own copy of a loop written in assembly, so that every
  * user-mode instruction it executes while LWP is enabled is known:
  *
- *     llwpcb %rdi               enable
+ *     llwpcb %rdi               enable (r12 = 0 rounds done, r9 = &limit)
  *   p0: mov %r13, %rcx          \
  *   p1: add %ecx, %eax  \        |
- *   p2: dec %rcx         > INNER |  OUTER times
- *   p3: jnz p1          /        |
+ *   p2: dec %rcx         > INNER |  one round, until
+ *   p3: jnz p1          /        |  rounds >= *limit
  *   p4: mov $24, %eax            |  sched_yield()
  *   p5: syscall                  |
- *   p6: dec %r12                 |
- *   p7: jnz p0                  /
- *   p8: llwpcb %r8              disable (r8 = 0)
+ *   p6: inc %r12                 |  rounds done
+ *   p7: cmp (%r9), %r12          |
+ *   p8: jb p0                   /
+ *   p9: llwpcb %r8              disable (r8 = 0); returns the rounds
  *
- * A thread's counted instructions form a fixed stream of OUTER * (3 * INNER
- * + 4) instructions: SYSCALL leaves CPL 3 and does not retire there, so it
- * is not counted, nor is LLWPCB (docs/lwp-events.rst).  With interval I, LWP stores a record every I + 1 of
- * them (spec 2.2), so record k must name instruction k * (I + 1) + d of the
- * stream, for one small offset d that LLWPCB's boundary fixes, and there
- * must be exactly as many records as the stream holds periods.  A record
- * naming another thread's code, a lost or extra count across a context
- * switch, a migration or a signal, or state restored from the wrong thread
- * breaks that.
+ * A thread's counted instructions form a fixed stream of ROUNDS * (3 * INNER
+ * + 5) instructions: SYSCALL leaves CPL 3 and does not retire there, so it
+ * is not counted, nor is LLWPCB (docs/lwp-events.rst).  With interval I, LWP
+ * stores a record every I + 1 of them (spec 2.2), so record k must name
+ * instruction k * (I + 1) + d of the stream, for one small offset d that
+ * LLWPCB's boundary fixes, and there must be exactly as many records as the
+ * stream holds periods.  A record naming another thread's code, a lost or
+ * extra count across a context switch, a migration or a signal, or state
+ * restored from the wrong thread breaks that.  Each record is checked as it
+ * is drained, against every candidate offset, so a run of any length needs
+ * no room for its records; the expected count comes from the rounds the
+ * thread actually ran.
  *
  * The threshold interrupt (SIGIO) drains the ring in a handler, which runs
  * with LWP disabled (no counted instructions), and moves the thread to the
@@ -34,26 +38,45 @@
  * MissedEvents must stay 0.  sched_yield() in the loop gives the context
  * switches, counted with getrusage(RUSAGE_THREAD).
  *
- *   lwp-linux-threads [threads [outer [inner [interval]]]]
+ *   lwp-linux-threads [threads [rounds [inner [interval]]]]
+ *
+ * rounds 0: every thread runs until the harness says stop on the program's
+ * standard input, the guest's serial console: a BREAK on the line (QMP
+ * chardev-send-break, read as a NUL byte: tests/linux/migrate_linux.py,
+ * tests/libvirt/test_libvirt.py) or the byte 'q'.  So a run overlaps whatever
+ * the harness does for as long as it takes, on a fast machine or a loaded
+ * one; each thread then finishes the round it is in, and runs at least
+ * MIN_ROUNDS in all.  While it waits the program prints 'progress: N records' whenever
+ * the records drained so far have grown, at most about twice a second.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <termios.h>
 
 #include "lwp-linux-test.h"
 
 #define MAX_THREADS 8
 #define RING_RECORDS 64
-#define NPOS 9
+#define NPOS 10
+/* The offsets d tried, in order: 0, -1, 1, -2, 2, ... */
+#define NOFFSETS 9
+#define OFFSET(i) ((i) % 2 ? -((i) + 1) / 2 : (i) / 2)
+/* Rounds 0 (until stopped): no thread stops before this many rounds. */
+#define MIN_ROUNDS 1500
+/* Records kept for the LWP_DEBUG listing. */
+#define FIRST_RECORDS 12
 
 #define WORK(n)                                                              \
     "\t.text\n\t.p2align 6\n\t.globl work" #n "\n\t.type work" #n ",@function\n" \
     "work" #n ":\n\t"                                                        \
-    "push %r12\n\tpush %r13\n\tmov %rsi, %r12\n\tmov %rdx, %r13\n\t"          \
-    "xor %r8d, %r8d\n\t"                                                     \
+    "push %r12\n\tpush %r13\n\txor %r12d, %r12d\n\tmov %rdx, %r13\n\t"     \
+    "mov %rsi, %r9\n\txor %r8d, %r8d\n\t"                                    \
     "llwpcb %rdi\n"                                                          \
     "\t.globl work" #n "_p0\nwork" #n "_p0: mov %r13, %rcx\n"                \
     "\t.globl work" #n "_p1\nwork" #n "_p1: add %ecx, %eax\n"                \
@@ -61,27 +84,29 @@
     "\t.globl work" #n "_p3\nwork" #n "_p3: jnz work" #n "_p1\n"             \
     "\t.globl work" #n "_p4\nwork" #n "_p4: mov $24, %eax\n"                 \
     "\t.globl work" #n "_p5\nwork" #n "_p5: syscall\n"                       \
-    "\t.globl work" #n "_p6\nwork" #n "_p6: dec %r12\n"                      \
-    "\t.globl work" #n "_p7\nwork" #n "_p7: jnz work" #n "_p0\n"             \
-    "\t.globl work" #n "_p8\nwork" #n "_p8: llwpcb %r8\n\t"                  \
-    "pop %r13\n\tpop %r12\n\tret\n\t.size work" #n ", .-work" #n "\n"
+    "\t.globl work" #n "_p6\nwork" #n "_p6: inc %r12\n"                      \
+    "\t.globl work" #n "_p7\nwork" #n "_p7: cmp (%r9), %r12\n"               \
+    "\t.globl work" #n "_p8\nwork" #n "_p8: jb work" #n "_p0\n"              \
+    "\t.globl work" #n "_p9\nwork" #n "_p9: llwpcb %r8\n\t"                  \
+    "mov %r12, %rax\n\tpop %r13\n\tpop %r12\n\tret\n\t.size work" #n ", .-work" #n "\n"
 
 asm(WORK(0) WORK(1) WORK(2) WORK(3) WORK(4) WORK(5) WORK(6) WORK(7));
 
 #define DECLARE_WORK(n)                                                      \
-    void work##n(struct lwpcb *cb, uint64_t outer, uint64_t inner);          \
+    uint64_t work##n(struct lwpcb *cb, const volatile uint64_t *limit,       \
+                     uint64_t inner);                                        \
     extern const char work##n##_p0[], work##n##_p1[], work##n##_p2[],        \
         work##n##_p3[], work##n##_p4[], work##n##_p5[], work##n##_p6[],      \
-        work##n##_p7[], work##n##_p8[]
+        work##n##_p7[], work##n##_p8[], work##n##_p9[]
 DECLARE_WORK(0); DECLARE_WORK(1); DECLARE_WORK(2); DECLARE_WORK(3);
 DECLARE_WORK(4); DECLARE_WORK(5); DECLARE_WORK(6); DECLARE_WORK(7);
 
 #define WORK_ENTRY(n)                                                        \
     { work##n, { work##n##_p0, work##n##_p1, work##n##_p2, work##n##_p3,     \
                  work##n##_p4, work##n##_p5, work##n##_p6, work##n##_p7,     \
-                 work##n##_p8 } }
+                 work##n##_p8, work##n##_p9 } }
 static const struct {
-    void (*fn)(struct lwpcb *, uint64_t, uint64_t);
+    uint64_t (*fn)(struct lwpcb *, const volatile uint64_t *, uint64_t);
     const char *pos[NPOS];
 } works[MAX_THREADS] = {
     WORK_ENTRY(0), WORK_ENTRY(1), WORK_ENTRY(2), WORK_ENTRY(3),
@@ -92,11 +117,15 @@ struct thr {
     struct lwpcb cb;
     struct lwp_record ring[RING_RECORDS] __attribute__((aligned(64)));
     int id;
-    struct lwp_record *rec;
-    unsigned nrec, cap;
-    unsigned sigio, bad_sigio, coreid_changes;
+    /* Checked as drained (drain()): */
+    unsigned nrec, own, foreign, bad_event, bad_core, coreid_changes;
+    int last_core;
+    unsigned char offset_ok[NOFFSETS];   /* offset OFFSET(i) explains them all */
+    struct lwp_record first[FIRST_RECORDS];
+    unsigned sigio, bad_sigio;
     long ncpu;
     int cpu_next;
+    uint64_t rounds;
     long csw;
 };
 
@@ -104,6 +133,68 @@ static struct thr thr[MAX_THREADS];
 static __thread struct thr *self;
 static unsigned long outer = 1500, inner = 100, interval = 996;
 static int nthreads = 4;
+/* Rounds each thread runs up to; lowered to MIN_ROUNDS when told to stop. */
+static volatile uint64_t round_limit;
+
+/* The instructions counted per round: p0, INNER * p1-p3, p4, p6, p7, p8 */
+#define STREAM_PERIOD (3 * inner + 5)
+
+/* The position (p0..p8) of counted instruction m (0-based) of the stream. */
+static int stream_pos(uint64_t m)
+{
+    static const int tail[] = { 4, 6, 7, 8 };  /* p5, SYSCALL, is not counted */
+    uint64_t r = m % STREAM_PERIOD;
+
+    if (r == 0) {
+        return 0;
+    }
+    if (r <= 3 * inner) {
+        return 1 + (int)((r - 1) % 3);
+    }
+    return tail[r - 3 * inner - 1];
+}
+
+/* The position of @ip in thread @t's own loop, or -1 (*owner: whose loop). */
+static int pos_index(const struct thr *t, uint64_t ip, int *owner)
+{
+    *owner = -1;
+    for (int w = 0; w < MAX_THREADS; w++) {
+        for (int p = 0; p < NPOS; p++) {
+            if (ip == (uintptr_t)works[w].pos[p]) {
+                *owner = w;
+                return w == t->id ? p : -1;
+            }
+        }
+    }
+    return -1;
+}
+
+/* Record number t->nrec: does it fit the stream, for each offset? */
+static void check_record(struct thr *t, const struct lwp_record *r)
+{
+    uint64_t period = interval + 1;
+    unsigned k = t->nrec;
+    int owner;
+    int p = pos_index(t, r->ip, &owner);
+
+    t->own += p >= 0;
+    t->foreign += owner >= 0 && owner != t->id;
+    t->bad_event += r->event_id != LWP_EV_IRE;
+    t->bad_core += r->core_id >= t->ncpu;
+    if (k && r->core_id != t->last_core) {
+        t->coreid_changes++;
+    }
+    t->last_core = r->core_id;
+    for (int i = 0; i < NOFFSETS; i++) {
+        int64_t m = (int64_t)((k + 1) * period) + OFFSET(i) - 1;
+
+        t->offset_ok[i] &= m >= 0 && p >= 0 && p == stream_pos(m);
+    }
+    if (k < FIRST_RECORDS) {
+        t->first[k] = *r;
+    }
+    t->nrec++;
+}
 
 static void drain(struct thr *t)
 {
@@ -111,10 +202,7 @@ static void drain(struct thr *t)
     uint32_t head = cb->head, tail = cb->tail;
 
     while (tail != head) {
-        if (t->nrec < t->cap) {
-            t->rec[t->nrec] = t->ring[tail / LWP_RECORD];
-        }
-        t->nrec++;
+        check_record(t, &t->ring[tail / LWP_RECORD]);
         tail = (tail + LWP_RECORD) % sizeof(t->ring);
     }
     cb->tail = tail;
@@ -159,7 +247,7 @@ static void *thread_main(void *arg)
     t->cb.event[LWP_EV_IRE - 1].interval = interval;
     t->cb.event[LWP_EV_IRE - 1].counter = interval;
 
-    works[t->id].fn(&t->cb, outer, inner);
+    t->rounds = works[t->id].fn(&t->cb, &round_limit, inner);
 
     sigemptyset(&io);
     sigaddset(&io, SIGIO);
@@ -170,77 +258,26 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static int pos_index(const struct thr *t, uint64_t ip, int *owner)
-{
-    *owner = -1;
-    for (int w = 0; w < MAX_THREADS; w++) {
-        for (int p = 0; p < NPOS; p++) {
-            if (ip == (uintptr_t)works[w].pos[p]) {
-                *owner = w;
-                return w == t->id ? p : -1;
-            }
-        }
-    }
-    return -1;
-}
-
-/* The instructions counted per outer iteration: p0, INNER * p1-p3, p4, p6, p7 */
-#define STREAM_PERIOD (3 * inner + 4)
-
-/* The position (p0..p7) of counted instruction m (0-based) of the stream. */
-static int stream_pos(uint64_t m)
-{
-    static const int tail[] = { 4, 6, 7 };  /* p5, SYSCALL, is not counted */
-    uint64_t r = m % STREAM_PERIOD;
-
-    if (r == 0) {
-        return 0;
-    }
-    if (r <= 3 * inner) {
-        return 1 + (int)((r - 1) % 3);
-    }
-    return tail[r - 3 * inner - 1];
-}
-
 static void check_thread(struct thr *t, unsigned *all_ok)
 {
-    uint64_t period = interval + 1, total = outer * STREAM_PERIOD;
-    unsigned own = 0, foreign = 0, bad_event = 0, bad_core = 0;
+    uint64_t period = interval + 1, total = t->rounds * STREAM_PERIOD;
     int fit = 0, d = 0;
 
-    for (unsigned k = 0; k < t->nrec && k < t->cap; k++) {
-        int owner;
-        int p = pos_index(t, t->rec[k].ip, &owner);
-
-        own += p >= 0;
-        foreign += owner >= 0 && owner != t->id;
-        bad_event += t->rec[k].event_id != LWP_EV_IRE;
-        bad_core += t->rec[k].core_id >= t->ncpu;
-        if (k && t->rec[k].core_id != t->rec[k - 1].core_id) {
-            t->coreid_changes++;
-        }
-    }
     /*
      * One offset d must explain every record.  The architecture gives d = 0
      * (the counter starts at I and a record is stored for the event that
-     * makes it negative); the closest offset that fits is taken.
+     * makes it negative); the closest offset that fits is taken, and there
+     * must be exactly as many records as complete periods in the stream of
+     * the rounds this thread ran.
      */
-    for (int i = 0; i <= 8 && !fit; i++) {
-        int ok = t->nrec <= t->cap && t->nrec > 0;
+    for (int pass = 0; pass < 2 && fit != 1; pass++) {
+        for (int i = 0; i < NOFFSETS && fit != 1; i++) {
+            uint64_t want = (uint64_t)((int64_t)total - OFFSET(i)) / period;
 
-        d = i % 2 ? -(i + 1) / 2 : i / 2;
-
-        for (unsigned k = 0; k < t->nrec && ok; k++) {
-            int64_t m = (int64_t)((k + 1) * period) + d - 1;
-            int owner;
-
-            ok = m >= 0 && (uint64_t)m < total &&
-                 pos_index(t, t->rec[k].ip, &owner) == stream_pos(m);
-        }
-        if (ok) {
-            /* Exactly as many records as complete periods in the stream. */
-            uint64_t want = (uint64_t)((int64_t)total - d) / period;
-
+            if (!t->offset_ok[i] || !t->nrec || (pass == 0 && t->nrec != want)) {
+                continue;
+            }
+            d = OFFSET(i);
             fit = t->nrec == want ? 1 : -1;
             if (fit < 0) {
                 note("thread %d: offset %d explains the records, but %u of them, not %llu",
@@ -249,20 +286,23 @@ static void check_thread(struct thr *t, unsigned *all_ok)
         }
     }
     if (fit != 1 && getenv("LWP_DEBUG")) {
-        for (unsigned k = 0; k < t->nrec && k < 12; k++) {
+        for (unsigned k = 0; k < t->nrec && k < FIRST_RECORDS; k++) {
             int owner;
             note("record %u: p%d, stream p%d at d=0", k,
-                 pos_index(t, t->rec[k].ip, &owner), stream_pos((k + 1) * period - 1));
+                 pos_index(t, t->first[k].ip, &owner), stream_pos((k + 1) * period - 1));
         }
     }
-    note("thread %d: %u records, %u SIGIO, %ld context switches, %u CoreId changes, offset %d",
-         t->id, t->nrec, t->sigio, t->csw, t->coreid_changes, d);
-    report(t->nrec > 0 && own == t->nrec && !foreign,
+    note("thread %d: %llu rounds, %u records, %u SIGIO, %ld context switches, "
+         "%u CoreId changes, offset %d", t->id, (unsigned long long)t->rounds, t->nrec,
+         t->sigio, t->csw, t->coreid_changes, d);
+    report(t->nrec > 0 && t->own == t->nrec && !t->foreign,
            "thread %d: all %u records carry its own loop's addresses (%u of other threads')",
-           t->id, t->nrec, foreign);
-    report(!bad_event && !bad_core, "thread %d: IRE records with CoreId < %ld", t->id, t->ncpu);
-    report(fit == 1, "thread %d: record k is instruction k*%llu%+d of its stream, "
-           "%u records: counts exact", t->id, (unsigned long long)period, d, t->nrec);
+           t->id, t->nrec, t->foreign);
+    report(!t->bad_event && !t->bad_core, "thread %d: IRE records with CoreId < %ld",
+           t->id, t->ncpu);
+    report(fit == 1, "thread %d: record k is instruction k*%llu%+d of its stream of "
+           "%llu rounds, %u records: counts exact", t->id, (unsigned long long)period, d,
+           (unsigned long long)t->rounds, t->nrec);
     report(t->cb.missed == 0, "thread %d: MissedEvents 0 (%llu)", t->id,
            (unsigned long long)t->cb.missed);
     report(t->sigio > 0 && !t->bad_sigio, "thread %d: %u threshold SIGIOs drained its ring",
@@ -271,7 +311,70 @@ static void check_thread(struct thr *t, unsigned *all_ok)
         report(t->coreid_changes > 0, "thread %d: profiled on several CPUs (%u CoreId changes)",
                t->id, t->coreid_changes);
     }
-    *all_ok &= own == t->nrec && !foreign && fit == 1 && t->cb.missed == 0;
+    *all_ok &= t->own == t->nrec && !t->foreign && fit == 1 && t->cb.missed == 0;
+}
+
+/*
+ * Rounds 0: wait for a BREAK (a NUL byte) or 'q' on standard input (the
+ * serial console), printing the progress of the records drained meanwhile;
+ * then let every thread end its round, after MIN_ROUNDS at least.
+ */
+static void wait_for_stop(void)
+{
+    struct termios saved, raw;
+    int tty = tcgetattr(0, &saved) == 0;
+    unsigned last = 0;
+    const char *why = NULL;
+
+    if (tty) {
+        /*
+         * Byte by byte, no echo; a BREAK is read as a NUL byte (no SIGINT,
+         * not ignored, not marked).
+         */
+        raw = saved;
+        raw.c_lflag &= ~(ICANON | ECHO | ISIG);
+        raw.c_iflag &= ~(IGNBRK | BRKINT | PARMRK);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(0, TCSANOW, &raw);
+    }
+    while (!why) {
+        struct pollfd pfd = { .fd = 0, .events = POLLIN };
+        int n = poll(&pfd, 1, 500);
+        unsigned records = 0;
+
+        for (int i = 0; i < nthreads; i++) {
+            records += ((volatile struct thr *)&thr[i])->nrec;
+        }
+        if (records != last) {
+            printf("progress: %u records\n", records);
+            last = records;
+        }
+        if (n < 0 && errno != EINTR) {
+            why = "poll on standard input failed";
+        } else if (n > 0) {
+            char buf[64];
+            ssize_t got = read(0, buf, sizeof(buf));
+
+            if (got == 0) {
+                why = "end of standard input";
+            } else if (got < 0 && errno != EINTR && errno != EAGAIN) {
+                why = "read error on standard input";
+            }
+            for (ssize_t i = 0; i < got; i++) {
+                if (buf[i] == '\0') {
+                    why = "a BREAK (NUL byte) on standard input";
+                } else if (buf[i] == 'q') {
+                    why = "'q' on standard input";
+                }
+            }
+        }
+    }
+    if (tty) {
+        tcsetattr(0, TCSANOW, &saved);
+    }
+    round_limit = MIN_ROUNDS;
+    note("stop: %s; each thread ends its round (at least %d rounds)", why, MIN_ROUNDS);
 }
 
 int main(int argc, char **argv)
@@ -280,7 +383,8 @@ int main(int argc, char **argv)
     pthread_t tid[MAX_THREADS];
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long csw = 0;
-    unsigned all_ok = 1, records = 0;
+    unsigned all_ok = 1, rounds_ok = 1, records = 0;
+    uint64_t rounds = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc > 1) {
@@ -295,10 +399,14 @@ int main(int argc, char **argv)
     if (argc > 4) {
         interval = strtoul(argv[4], NULL, 0);
     }
-    if (nthreads < 1 || nthreads > MAX_THREADS || !outer || !inner || !interval) {
-        fprintf(stderr, "usage: %s [threads(1-%d) [outer [inner [interval]]]]\n",
-                argv[0], MAX_THREADS);
+    if (nthreads < 1 || nthreads > MAX_THREADS || !inner || !interval) {
+        fprintf(stderr, "usage: %s [threads(1-%d) [rounds (0: until BREAK or 'q' on stdin) [inner "
+                "[interval]]]]\n", argv[0], MAX_THREADS);
         return 2;
+    }
+    round_limit = outer ? outer : UINT64_MAX;
+    if (!outer) {
+        note("%d threads run until a BREAK or 'q' on standard input", nthreads);
     }
     sigaction(SIGIO, &sa, NULL);
     for (int i = 0; i < nthreads; i++) {
@@ -307,9 +415,11 @@ int main(int argc, char **argv)
         t->id = i;
         t->ncpu = ncpu;
         t->cpu_next = (i + 1) % ncpu;
-        t->cap = outer * STREAM_PERIOD / (interval + 1) + 64;
-        t->rec = calloc(t->cap, sizeof(*t->rec));
+        memset(t->offset_ok, 1, sizeof(t->offset_ok));
         pthread_create(&tid[i], NULL, thread_main, t);
+    }
+    if (!outer) {
+        wait_for_stop();
     }
     for (int i = 0; i < nthreads; i++) {
         pthread_join(tid[i], NULL);
@@ -318,10 +428,19 @@ int main(int argc, char **argv)
         check_thread(&thr[i], &all_ok);
         csw += thr[i].csw;
         records += thr[i].nrec;
+        rounds += thr[i].rounds;
+        rounds_ok &= outer ? thr[i].rounds == outer : thr[i].rounds >= MIN_ROUNDS;
+    }
+    if (outer) {
+        report(rounds_ok, "every thread ran its %lu rounds", outer);
+    } else {
+        report(rounds_ok, "every thread ran until told to stop, %d rounds at least",
+               MIN_ROUNDS);
     }
     report(csw >= 1000, "%d threads on %ld CPUs: %ld context switches while profiling",
            nthreads, ncpu, csw);
-    printf("THREAD-ISOLATION: %d threads, %ld CPUs, %u records, %ld context switches, %s\n",
-           nthreads, ncpu, records, csw, all_ok ? "all exact and own" : "FAILED");
+    printf("THREAD-ISOLATION: %d threads, %ld CPUs, %llu rounds, %u records, "
+           "%ld context switches, %s\n", nthreads, ncpu, (unsigned long long)rounds, records,
+           csw, all_ok ? "all exact and own" : "FAILED");
     return report_summary("lwp-linux-threads");
 }
