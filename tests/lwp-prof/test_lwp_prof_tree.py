@@ -151,7 +151,8 @@ def main():
     ap.add_argument('annotate_workload')
     ap.add_argument('speedscope_dir')
     a = ap.parse_args()
-    a.qemu_dir = os.path.abspath(a.qemu_dir)
+    for k, v in vars(a).items():        # meson gives paths relative to the build directory
+        setattr(a, k, os.path.abspath(v))
     tmp = tempfile.mkdtemp(prefix='lwp-prof-tree-')
     t = Tree(a.lwp_prof, a.qemu_dir, a.count_plugin, tmp)
 
