@@ -12,8 +12,8 @@
 typedef struct QemuLwpTcg {
     uint32_t tb_flags;        /* HF_LWP_* for the current LWP state */
     int32_t branch_weight[LWP_BRANCH_CLASSES];   /* BRE charge per class */
-    uint64_t insn_ip;         /* instruction retiring through helper_lwp_retire */
-    uint32_t tb_icount;       /* instructions of the TB cut to length (-icount) */
+    uint64_t insn_ip;         /* the instruction helper_lwp_retire retires */
+    uint32_t tb_icount;       /* instructions of the cut TB (-icount) */
     uint8_t tb_uncharged;     /* the running TB was not charged at its start */
 } QemuLwpTcg;
 

@@ -36,10 +36,14 @@ typedef struct LwpGuestMem {
     CPUX86State *env;
     int mmu_idx;
     uintptr_t ra;
-    /* A read left the CPU loop: the model's outcome is dropped (lwp_complete). */
+    /* A probe may leave the CPU loop: @ra lies in a TB (precise SMC). */
+    bool probes_unwind;
+    /* An access left the CPU loop: the outcome is dropped (lwp_complete). */
     bool left_loop;
     /* The threshold interrupt was signalled. */
     bool raised;
+    /* A write went through QEMU's store path (a device, a watchpoint). */
+    bool slow_write;
 } LwpGuestMem;
 
 /*
@@ -94,18 +98,39 @@ static void lwp_load_bytes(LwpGuestMem *m, uint64_t addr, uint8_t *buf,
     }
 }
 
-/*
- * A load through QEMU's load path may leave the CPU loop by siglongjmp: a
- * device access that must be the last instruction of its TB
- * (cpu_io_recompile), a watchpoint, a linux-user host fault on a page
- * another thread unmapped since the probe.  The model that asked for the
- * read is C++ and must not be unwound, so the jump is caught here, in C,
- * with QEMU's state already set for the exit (EIP restored, the next TB's
- * flags, the guest's signal queued); lwp_complete() takes that exit once
- * the model has returned.  True if the jump was caught.
- */
-static bool lwp_load_caught(LwpGuestMem *m, uint64_t addr, uint8_t *buf,
+/* An access for the model: false if it would fault. */
+typedef bool LwpGuestAccess(LwpGuestMem *m, uint64_t addr, void *buf,
+                            uint32_t len);
+
+static bool lwp_load(LwpGuestMem *m, uint64_t addr, void *buf, uint32_t len)
+{
+    lwp_load_bytes(m, addr, buf, len);
+    return true;
+}
+
+static bool lwp_probe_store(LwpGuestMem *m, uint64_t addr, void *buf,
                             uint32_t len)
+{
+    void *plain;
+
+    return lwp_probe(m, addr, len, MMU_DATA_STORE, &plain);
+}
+
+/*
+ * QEMU's load path and store probe may leave the CPU loop by siglongjmp: a
+ * device access that must be the last instruction of its TB
+ * (cpu_io_recompile), a watchpoint, a store into the running TB's code
+ * (precise self-modifying code), a linux-user host fault on a page another
+ * thread unmapped since the probe.  The model that asked for the access is
+ * C++ and must not be unwound, so the jump is caught here, in C, with
+ * QEMU's state already set for the exit (EIP restored, the next TB's flags,
+ * the guest's signal queued); lwp_complete() takes that exit once the model
+ * has returned, and the model goes on without touching guest memory or CPU
+ * state again.  False if the jump was caught.
+ */
+static bool lwp_access_caught(LwpGuestMem *m, LwpGuestAccess *access,
+                              uint64_t addr, void *buf, uint32_t len,
+                              bool *ok)
 {
     CPUState *cs = env_cpu(m->env);
     sigjmp_buf outer;
@@ -114,16 +139,23 @@ static bool lwp_load_caught(LwpGuestMem *m, uint64_t addr, uint8_t *buf,
     memcpy(outer, cs->jmp_env, sizeof(outer));
     caught = sigsetjmp(cs->jmp_env, 0) != 0;
     if (!caught) {
-        lwp_load_bytes(m, addr, buf, len);
+        *ok = access(m, addr, buf, len);
     }
     memcpy(cs->jmp_env, outer, sizeof(outer));
-    return caught;
+    if (caught) {
+        /* Left set by the access (linux-user); nothing else is accessed. */
+        clear_helper_retaddr();
+        trace_lwp_access_left_loop(addr);
+        m->left_loop = true;
+    }
+    return !caught;
 }
 
 static bool lwp_mem_read(void *opaque, uint64_t addr, void *buf, uint32_t len)
 {
     LwpGuestMem *m = opaque;
     void *plain;
+    bool ok;
 
     if (m->left_loop) {
         /* The outcome is dropped: guest memory is not read again. */
@@ -135,9 +167,7 @@ static bool lwp_mem_read(void *opaque, uint64_t addr, void *buf, uint32_t len)
     }
     if (plain) {
         memcpy(buf, plain, len);
-    } else if (lwp_load_caught(m, addr, buf, len)) {
-        trace_lwp_read_left_loop(addr);
-        m->left_loop = true;
+    } else if (!lwp_access_caught(m, lwp_load, addr, buf, len, &ok)) {
         memset(buf, 0, len);
     }
     return true;
@@ -145,9 +175,18 @@ static bool lwp_mem_read(void *opaque, uint64_t addr, void *buf, uint32_t len)
 
 static bool lwp_mem_probe_write(void *opaque, uint64_t addr, uint32_t len)
 {
-    void *plain;
+    LwpGuestMem *m = opaque;
+    bool ok = true;
 
-    return lwp_probe(opaque, addr, len, MMU_DATA_STORE, &plain);
+    if (m->left_loop) {
+        return true;
+    }
+    if (!m->probes_unwind) {
+        /* No TB to restore: a store probe cannot leave the CPU loop. */
+        return lwp_probe_store(m, addr, NULL, len);
+    }
+    lwp_access_caught(m, lwp_probe_store, addr, NULL, len, &ok);
+    return ok;
 }
 
 static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
@@ -161,12 +200,33 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
     e->mode64 = env->hflags & HF_CS64_MASK;
     e->ds_base = ds->base;
     e->ds_limit = ds->limit;
-    e->ds_expand_down = (ds->flags & (DESC_CS_MASK | DESC_E_MASK)) == DESC_E_MASK;
+    e->ds_expand_down =
+        (ds->flags & (DESC_CS_MASK | DESC_E_MASK)) == DESC_E_MASK;
     e->ds_big = ds->flags & DESC_B_MASK;
     e->ds_writable = (ds->flags & (DESC_CS_MASK | DESC_W_MASK)) == DESC_W_MASK;
     e->ds_usable = (ds->flags & DESC_P_MASK) || !(env->cr[0] & CR0_PE_MASK);
     e->va_bits = (env->cr[4] & CR4_LA57_MASK) ? 57 : 48;
     e->long_mode = env->hflags & HF_LMA_MASK;
+}
+
+/*
+ * The host return address their faults unwind to: none.  In system mode
+ * that is 0.  In linux-user a store that passed the probe can still take a
+ * host SIGBUS or SIGSEGV (a MAP_SHARED file mapping beyond the end of its
+ * file, a page another thread unmaps or protects meanwhile); linux-user
+ * hands such a fault to the guest only when the return address lies in the
+ * code buffer (else it is QEMU's own bug and QEMU dies), and unwinds guest
+ * state only when that address lies in a TB.  TCG's epilogue does the one
+ * and not the other: the program gets its signal, with the record pending,
+ * as for a store by LWPINS or LWPVAL.
+ */
+static uintptr_t lwp_boundary_ra(void)
+{
+#ifdef CONFIG_USER_ONLY
+    return (uintptr_t)tcg_code_gen_epilogue;
+#else
+    return 0;
+#endif
 }
 
 /* The model's view of guest memory and of the CPU, faults unwinding to @ra. */
@@ -179,8 +239,10 @@ static void lwp_guest_init(LwpGuestMem *m, LwpCpuEnv *cpu, CPUX86State *env,
     m->env = env;
     m->mmu_idx = cpu_mmu_index(env_cpu(env), false);
     m->ra = ra;
+    m->probes_unwind = ra != lwp_boundary_ra();
     m->left_loop = false;
     m->raised = false;
+    m->slow_write = false;
     lwp_cpu_env(env, cpu);
 }
 
@@ -207,6 +269,7 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
         memcpy(host, w->data, w->len);
         return;
     }
+    m->slow_write = true;
 #else
     for (; j + 8 <= w->len; j++) {
         uint64_t addr = w->addr + j;
@@ -234,7 +297,8 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
 #ifndef CONFIG_USER_ONLY
 static bool lwp_outcome_is_io(LwpGuestMem *m, const LwpOutcome *out)
 {
-    if (out->interrupt) {
+    /* An interrupt is I/O only to -icount. */
+    if (out->interrupt && (curr_cflags(env_cpu(m->env)) & CF_USE_ICOUNT)) {
         return true;
     }
     for (uint32_t i = 0; i < out->nwrites; i++) {
@@ -458,27 +522,11 @@ void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
  * the pending slot.
  */
 
-/*
- * The host return address their faults unwind to: none.  In system mode
- * that is 0.  In linux-user a store that passed the probe can still take a
- * host SIGBUS or SIGSEGV (a MAP_SHARED file mapping beyond the end of its
- * file, a page another thread unmaps or protects meanwhile); linux-user
- * hands such a fault to the guest only when the return address lies in the
- * code buffer (else it is QEMU's own bug and QEMU dies), and unwinds guest
- * state only when that address lies in a TB.  TCG's epilogue does the one
- * and not the other: the program gets its signal, with the record pending,
- * as for a store by LWPINS or LWPVAL.
- */
-static uintptr_t lwp_boundary_ra(void)
-{
-#ifdef CONFIG_USER_ONLY
-    return (uintptr_t)tcg_code_gen_epilogue;
-#else
-    return 0;
-#endif
-}
 
-/* -icount charged a TB's instructions at its start: give them back, or take them again. */
+/*
+ * -icount charged a TB's instructions at its start: give them back, or take
+ * them again.
+ */
 static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
 {
 #ifndef CONFIG_USER_ONLY
@@ -507,7 +555,7 @@ typedef struct LwpBoundary {
 static LwpBoundary lwp_boundary_begin(CPUX86State *env, uint32_t index)
 {
     CPUState *cs = env_cpu(env);
-    LwpBoundary b = { 0, index != 0 };
+    LwpBoundary b = { .rest = 0, .inside = index != 0 };
 
     if (b.inside) {
         if (env->lwp_tcg.tb_icount > index) {
@@ -522,15 +570,16 @@ static LwpBoundary lwp_boundary_begin(CPUX86State *env, uint32_t index)
 }
 
 /*
- * The threshold interrupt is taken before the next instruction: leave the
- * TB here.  Otherwise it goes on as translated.
+ * After the threshold interrupt (taken before the next instruction) or a
+ * write through QEMU's store path (a device that may interrupt, code of
+ * the running TB), leave the TB here.  Otherwise it goes on as translated.
  */
 static void lwp_boundary_end(CPUX86State *env, const LwpBoundary *b,
-                             bool raised)
+                             const LwpGuestMem *m)
 {
     CPUState *cs = env_cpu(env);
 
-    if (raised && b->inside) {
+    if (m->raised || m->slow_write) {
         cpu_loop_exit_noexc(cs);
     }
     if (b->inside) {
@@ -690,14 +739,11 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     b = lwp_boundary_begin(env, 0);
     lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
     lwp_store_pending_or_fault(&mem, &cpu);
-    if (mem.raised) {
-        /* Taken before the TB's first instruction. */
-        cpu_loop_exit_noexc(cs);
-    }
     if (t->tb_flags & HF_LWP_IPF_MASK) {
         lwp_step_or_fault(&mem, &cpu, lwp_prepare);
     }
-    lwp_boundary_end(env, &b, false);
+    /* None of the TB has run: it may be left before its first instruction. */
+    lwp_boundary_end(env, &b, &mem);
 
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
@@ -744,5 +790,5 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
         lwp_store_pending_or_fault(&mem, &cpu);
     }
-    lwp_boundary_end(env, &b, mem.raised);
+    lwp_boundary_end(env, &b, &mem);
 }
