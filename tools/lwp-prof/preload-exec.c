@@ -443,7 +443,9 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int rc, e;
 
-    if (cfg.inherit) {
+    /* the emulator reads the program through /proc/self/fd/N after the
+     * exec: only a descriptor that survives it can be followed */
+    if (cfg.inherit && fcntl(fd, F_GETFD) == 0) {
         char path[64];
         struct plan p;
 
