@@ -243,11 +243,24 @@ def main():
 
     mount = shutil.which('mount')
     setuid = mount and os.stat(mount).st_mode & 0o4000
-    cmd = 'echo start; %s; %s --version | head -1; echo end' % (a.proportions_static, mount or 'true')
+    # a script whose interpreter is a script with an argument: two levels of #!
+    inner, outer = os.path.join(tmp, 'inner'), os.path.join(tmp, 'outer')
+    with open(inner, 'w') as f:
+        f.write('#!/bin/sh -e\necho "inner $0 $*"; false; echo never\n')
+    with open(outer, 'w') as f:
+        f.write('#!%s\n' % inner)
+    os.chmod(inner, 0o755)
+    os.chmod(outer, 0o755)
+    cmd = 'echo start; %s; %s --version | head -1; %s q; echo "end $?"' % (
+        a.proportions_static, mount or 'true', outer)
     plain = run(['sh', '-c', cmd])
     prof, data = t.record('nf', ['sh', '-c', cmd], count=False)
-    same_run('static and set-user-ID programs', prof, plain)
+    same_run('static and set-user-ID programs, a script run by a script', prof, plain)
     comms = {x['comm'] for x in t.tasks(data)}
+    report('outer' in comms and 'inner q' not in plain.stdout and
+           ('inner %s %s q' % (inner, outer)) in plain.stdout,
+           'two levels of #!: the interpreter runs with the arguments the kernel gives it, '
+           'profiled (%s)' % plain.stdout.strip().replace('\n', ' | '))
     report(bool(setuid) and 'mount' not in comms and os.path.basename(a.proportions_static) not in comms
            and 'head' in comms, 'not followed: the set-user-ID mount and a static program run '
            'as they would, unprofiled (%s)' % ' '.join(sorted(comms)))

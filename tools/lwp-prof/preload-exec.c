@@ -249,24 +249,27 @@ static int plan_exec(const char *path, char *const argv[], char *const envp[],
             plan_free(p);
             return 0;
         }
+        /* t lives on this stack: what the #! lines named is copied */
         av[k++] = (char *)qemu;
         av[k++] = "-cpu";
         av[k++] = (char *)cfg.cpu;
         av[k++] = "-0";
-        av[k++] = (char *)(t.n_prefix ? t.prefix[0] : argv[0]);
+        av[k++] = t.n_prefix ? arena_cat(&p->a, t.prefix[0], NULL, NULL) : argv[0];
         av[k++] = "-E";
         av[k++] = arena_cat(&p->a, "LD_PRELOAD=", pre, NULL);
-        av[k++] = (char *)t.elf;
+        av[k++] = arena_cat(&p->a, t.elf, NULL, NULL);
         for (int i = 1; i < t.n_prefix; i++) {
-            av[k++] = (char *)t.prefix[i];
+            av[k++] = arena_cat(&p->a, t.prefix[i], NULL, NULL);
         }
         for (size_t i = 1; i < argc; i++) {
             av[k++] = argv[i];
         }
         av[k] = NULL;
-        if (!av[6]) {
-            plan_free(p);
-            return 0;
+        for (size_t i = 0; i < k; i++) {
+            if (!av[i]) {
+                plan_free(p);   /* the arena ran out */
+                return 0;
+            }
         }
         p->path = qemu;
         p->argv = av;
