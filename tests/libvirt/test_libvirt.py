@@ -20,10 +20,15 @@ the other; migrating it to c, d or e, or restoring its save there, is
 refused naming LWP while the guest runs on; at the end the guest proves its
 record stream continuous (no record lost, MissedEvents 0).  Then the Linux
 guest (docs/lwp-linux.rst, direct kernel boot, the same baseline <cpu>) is
-live-migrated a <-> b in the three modes while lwp-linux-threads profiles
-itself in four threads; the program judges its own record streams (every
-record exact, MissedEvents 0) on the serial console, run_linux.judge() the
-rest.
+live-migrated a <-> b in the three modes (each for a round trip) while
+lwp-linux-threads profiles itself in four threads, which run until the
+harness sends a BREAK on the guest's serial line after the last migration;
+each migration must fall inside that run, and after each the program's
+progress line must show records drained on the new host.  The program
+judges its own record streams for the rounds it ran (every record exact,
+MissedEvents 0) on the serial console, run_linux.judge() the rest.  Only
+timeouts bound the waits, from above: nothing assumes the machine is fast
+or slow.
 Usage: test_libvirt.py QEMU_SYSTEM GUEST_IMAGE LWP_BASELINE LINUX_KERNEL LINUX_INITRD"""
 import json
 import os
@@ -51,16 +56,14 @@ MIGRATIONS = 12                 # a->b->a...: direct, direct, p2p, p2p, tunnelle
 # The modes, each for a round trip a->b->a in turn.
 MODES = ([], [], ['--p2p'], ['--p2p'], ['--p2p', '--tunnelled'], ['--p2p', '--tunnelled'])
 LINUX_DOM = 'lwp-linux'
-# lwp-linux-threads: 4 threads on 2 vCPUs, each through OUTER rounds of its
-# loop (tests/linux/lwp-linux-threads.c).  The guest is migrated a <-> b,
-# each mode for a round trip in turn, for as long as the program runs (up to
-# LINUX_MIGRATIONS): the suite waits for the program anyway.  It took as
-# long as 6 to 13 of these migrations in runs on a loaded two-core machine
-# (a load slows TCG and the migrations, not always alike); a round trip
-# direct and one --p2p must fit.
-LINUX_TESTS = 'threads:4:200000'
-LINUX_MIGRATIONS = 2 * len(MODES)
-LINUX_MIN_MIGRATIONS = 4
+# lwp-linux-threads: 4 threads on 2 vCPUs, each through rounds of its loop
+# (tests/linux/lwp-linux-threads.c) until the harness sends a BREAK on the
+# guest's serial line (rounds 0), which it does after the last migration:
+# however fast or loaded the machine, every migration falls inside the run,
+# and the program checks its records against the rounds it actually ran.
+# The guest goes a -> b -> a ..., each mode for a round trip in turn.
+LINUX_TESTS = 'threads:4:0'
+LINUX_MIGRATIONS = len(MODES)
 LWP_FEATURES = ['lwp', 'lwpval', 'lwpire', 'lwpbre', 'lwpdme', 'lwpcnh', 'lwprnh', 'lwpint',
                 'lwpdaddr', 'lwpbrpred', 'lwpipf', 'lwpcachelvl', 'lwpcachelat']
 
@@ -411,7 +414,7 @@ def migrate_round_trips(guest, a, b, count, runs_on, watch_tmp=None, more=lambda
                 # back (started, then resumed), as libvirt reports it.
                 want = ['Suspended Migrated', 'Stopped Migrated', 'Started Migrated',
                         'Resumed Migrated']
-                seen = watch.wait_for(want, 10)
+                seen = watch.wait_for(want, 60)
                 got = watch.events()
                 report(watch.ready and seen and
                        [e for e in got if e in want] == want,
@@ -503,10 +506,29 @@ def finish(guest, what='the record stream is continuous across all of it (every 
     report('SUMMARY: 5 tests, 0 failures' in out and 'FAIL' not in out, what)
 
 
+PROGRESS = re.compile(r'^progress: (\d+) records', re.M)
+
+
+def linux_progress(guest):
+    """The records lwp-linux-threads says it has drained so far, or -1."""
+    got = [int(n) for n in PROGRESS.findall(guest.output())]
+    return max(got) if got else -1
+
+
+def wait_linux_progress(guest, above, timeout=180):
+    deadline = time.time() + timeout
+    while True:
+        n = linux_progress(guest)
+        if n > above or time.time() > deadline or guest.state() != 'running':
+            return n
+        time.sleep(0.2)
+
+
 def test_linux_guest(a, b, cpu, tmp):
     """The Linux guest, defined with the pool's baseline <cpu>, boots on a;
     while lwp-linux-threads profiles itself, it goes a->b->a... in every
-    mode; then the program's own checks and run_linux.judge() decide."""
+    mode, then gets the BREAK that ends the program; then the program's own
+    checks and run_linux.judge() decide."""
     kernel = os.path.join(tmp, 'bzImage')
     initrd = os.path.join(tmp, 'initramfs.cpio.gz')
     shutil.copy(LINUX_KERNEL, kernel)
@@ -524,23 +546,36 @@ def test_linux_guest(a, b, cpu, tmp):
         return
     guest = Guest(a, console, LINUX_DOM)
     guest.wait_output('@@RUN threads', timeout=180)
+    first = wait_linux_progress(guest, 0)
     t_run = time.time()
-    print('  %s: /init runs %s after %.1f s' % (LINUX_DOM, LINUX_TESTS, t_run - t0), flush=True)
+    report(first > 0, '%s: /init runs %s, its threads profile (%d records drained, '
+           '%.1f s after the start)' % (LINUX_DOM, LINUX_TESTS, first, t_run - t0))
+    if first <= 0:
+        return
 
     def program_runs():
         return '@@END threads' not in guest.output()
     during = []
 
     def runs_on(guest, number):
+        before = seen[-1]
         if program_runs():
             during.append(number)       # the program ran across this one
-        return guest.state() == 'running' or not program_runs()
+        after = wait_linux_progress(guest, before)
+        seen.append(after)
+        report(after > before, '%s: after migration %d its threads profile on %s '
+               '(%d -> %d records drained)' % (LINUX_DOM, number, guest.host.name,
+                                               before, after))
+        return guest.state() == 'running' and after > before
+    seen = [linux_progress(guest)]
     timings = migrate_round_trips(guest, a, b, LINUX_MIGRATIONS, runs_on, more=program_runs)
     t_mig = time.time()
-    report(len(during) >= LINUX_MIN_MIGRATIONS and during == list(range(1, len(during) + 1)),
-           '%s: %d live migrations a<->b (%s) while its threads profiled' %
-           (LINUX_DOM, len(during),
-            ', '.join(sorted({' '.join(m) or 'direct' for m in MODES[:len(during)]}))))
+    # Nothing but the BREAK ends the program: it must still run now.
+    still = program_runs()
+    p = guest.host.virsh('qemu-monitor-command', LINUX_DOM,
+                         '{"execute": "chardev-send-break", "arguments": {"id": "charserial0"}}')
+    report(p.returncode == 0, '%s: a BREAK on its serial line after the last migration (%s)'
+           % (LINUX_DOM, (p.stdout + p.stderr).strip()))
     deadline = time.time() + 240
     t_end = None
     while guest.state() != 'gone' and time.time() < deadline:
@@ -549,9 +584,19 @@ def test_linux_guest(a, b, cpu, tmp):
         time.sleep(0.2)
     finished = guest.state() == 'gone'
     t_end = t_end or time.time()
-    print('  %s: the program ran %.1f s, ended %.1f s after the migrations; the guest '
-          'powered off %.1f s after it started' % (LINUX_DOM, t_end - t_run, t_end - t_mig,
-                                                   time.time() - t0))
+    stop = [ln for ln in guest.output().splitlines() if ln.startswith('note: stop: ')]
+    report(still and len(during) == LINUX_MIGRATIONS and
+           during == list(range(1, LINUX_MIGRATIONS + 1)) and bool(stop) and 'BREAK' in stop[0],
+           '%s: %d of %d live migrations a<->b (%s) fell inside its threads\' run, which '
+           'ended at the BREAK (%s)' %
+           (LINUX_DOM, len(during), LINUX_MIGRATIONS,
+            ', '.join(sorted({' '.join(m) or 'direct' for m in MODES[:len(during)]})),
+            stop[0][6:] if stop else 'no stop note'))
+    iso = [ln for ln in guest.output().splitlines() if ln.startswith('THREAD-ISOLATION:')]
+    print('  %s: the program profiled %.1f s from its first records to the BREAK, ended %.1f s '
+          'after it; the guest powered off %.1f s after it started; %s' %
+          (LINUX_DOM, t_mig - t_run, t_end - t_mig, time.time() - t0,
+           iso[0] if iso else 'no THREAD-ISOLATION line'), flush=True)
     lines = guest.output().splitlines()
     failed = checks.failed
     run_linux.judge(lines, LINUX_TESTS, None, False,
