@@ -165,14 +165,16 @@ def main():
     r = p.record([a.proportions_i386, 'threads'], out, 'bre', 4095, bits=32)
     check_proportions(p, 'i386 threads, bre 4095', p.shares(out), prog32)
 
-    # --- draining: a small ring (4096 records: 16.8M instructions at
-    # interval 4095, some 17 ms of TCG; the kernel checks CPU-time timers at
-    # its 4 ms tick), kept up with by the timer's drains every 2 ms of thread
+    # --- draining: a small ring (8192 records: 33.6M instructions at
+    # interval 4095, some 13 ms of TCG at 2.5e9 instructions/s; the kernel
+    # checks CPU-time timers at its 4 ms tick; 4096 records missed some
+    # under load), smaller than the 12,200 samples of the 64-bit serial run,
+    # kept up with by the timer's drains every 2 ms of thread
     # CPU time (a drain reads the head from the signal frame's XSAVE image),
     # and not kept up with when the timer is too slow: MissedEvents counts
     # exactly what the ring could not take.
     import re
-    small_ring = ['--ring', '4096', '--drain-ms', '2']
+    small_ring = ['--ring', '8192', '--drain-ms', '2']
 
     def counts(data):
         m = re.search(r'# (\d+) samples, (\d+) missed \(MissedEvents\), (\d+) ring drains',
@@ -184,7 +186,7 @@ def main():
         r = p.record([prg, mode], out, 'ire', 4095, bits=bits, extra=small_ring)
         n, missed, drains = counts(out)
         report(r.returncode == 0 and missed == 0 and drains > nthreads and n >= 12200,
-               '%d-bit %s, 4096-record rings: the timer drains keep up (%d samples, %d missed, '
+               '%d-bit %s, 8192-record rings: the timer drains keep up (%d samples, %d missed, '
                '%d drains)' % (bits, mode, n, missed, drains))
     r = p.record([a.proportions, 'masked'], out, 'ire', 4095, extra=small_ring)
     n, missed, drains = counts(out)
