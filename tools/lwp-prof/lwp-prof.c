@@ -267,45 +267,39 @@ static char *choose_qemu(const char *opt, int bits, int required)
 
 static void summarize(const char *output)
 {
-    struct prof_data d;
+    GPtrArray *tree = prof_tree_load(output, 0);
+    struct prof_data *d;
+    size_t samples = 0;
+    uint64_t missed = 0;
+    unsigned threads = 0;
 
-    if (prof_data_load(output, &d)) {
+    if (!tree) {
         return;
     }
+    d = g_ptr_array_index(tree, 0);
     fprintf(stderr,
             "lwp-prof: %zu samples (%s every %u), %u thread(s), %llu missed, in %s\n",
-            d.n_samples, prof_event_name(d.hdr.event_id), d.hdr.interval + 1,
-            d.n_threads, (unsigned long long)d.missed, output);
-    {
-        /* children of fork() profiled themselves into OUTPUT.<pid> */
-        char *dir = g_path_get_dirname(output), *base = g_path_get_basename(output);
-        GDir *gd = g_dir_open(dir, 0, NULL);
-        const char *name;
-        unsigned children = 0;
-
-        while (gd && (name = g_dir_read_name(gd))) {
-            const char *rest = name + strlen(base);
-            if (g_str_has_prefix(name, base) && rest[0] == '.' &&
-                g_regex_match_simple("^\\.[0-9]+(\\.[0-9]+)?$", rest, 0, 0)) {
-                children++;
-            }
-        }
-        if (children) {
-            fprintf(stderr, "lwp-prof: and %u profile(s) of the processes it started: "
-                    "%s.<pid>[.<n>] (lwp-prof report %s reads them all)\n",
-                    children, output, output);
-        }
-        if (gd) {
-            g_dir_close(gd);
-        }
-        g_free(dir);
-        g_free(base);
+            d->n_samples, prof_event_name(d->hdr.event_id), d->hdr.interval + 1,
+            d->n_threads, (unsigned long long)d->missed, output);
+    for (guint i = 0; i < tree->len; i++) {
+        struct prof_data *x = g_ptr_array_index(tree, i);
+        samples += x->n_samples;
+        missed += x->missed;
+        threads += x->n_threads;
     }
-    if (d.missed) {
+    if (tree->len > 1) {
+        fprintf(stderr, "lwp-prof: the tree: %u processes, %zu samples, %u thread(s), %llu "
+                "missed, in %s and %s.<pid>[.<n>] (lwp-prof report %s reads them all)\n",
+                tree->len, samples, threads, (unsigned long long)missed, output, output, output);
+    }
+    if (missed) {
         fprintf(stderr, "lwp-prof: %llu samples were lost to a full ring buffer: raise "
-                "--ring or lower --drain-ms\n", (unsigned long long)d.missed);
+                "--ring or lower --drain-ms\n", (unsigned long long)missed);
     }
-    prof_data_free(&d);
+    for (guint i = 0; i < tree->len; i++) {
+        prof_data_free(g_ptr_array_index(tree, i));
+    }
+    g_ptr_array_free(tree, TRUE);
 }
 
 static pid_t child_pid;

@@ -224,8 +224,10 @@ static const char *end_name(const struct prof_data *d)
 }
 
 /* The per-process summary: one line per process image, the tree indented. */
-static void print_tasks(FILE *f, GPtrArray *images, int csv)
+static void print_tasks(FILE *f, GPtrArray *images, int csv, unsigned limit)
 {
+    unsigned shown = 0, sel = 0;
+
     if (csv) {
         fputs("file,pid,ppid,comm,samples,missed,threads,end,exe,cmdline\n", f);
     } else {
@@ -240,6 +242,10 @@ static void print_tasks(FILE *f, GPtrArray *images, int csv)
         if (!im->selected) {
             continue;
         }
+        if (limit && ++sel > limit) {
+            continue;
+        }
+        shown++;
         if (csv) {
             csv_field(f, d->path);
             fprintf(f, ",%u,%u,", d->hdr.pid, d->hdr.ppid);
@@ -274,6 +280,9 @@ static void print_tasks(FILE *f, GPtrArray *images, int csv)
                     d->missed, d->n_threads, end_name(d), 160, cmd,
                     strlen(cmd) > 160 ? "..." : "");
         }
+    }
+    if (limit && sel > shown) {
+        fprintf(f, "# ... %u more processes (--tasks lists them all)\n", sel - shown);
     }
 }
 
@@ -539,7 +548,7 @@ int report_main(int argc, char **argv)
         return 1;
     }
     if (tasks) {
-        print_tasks(out, images, csv);
+        print_tasks(out, images, csv, 0);
         goto out;
     }
     if (speedscope) {
@@ -687,7 +696,7 @@ int report_main(int argc, char **argv)
         }
         if (n_sel > 1) {
             fputs("#\n# processes:\n", out);
-            print_tasks(out, images, 0);
+            print_tasks(out, images, 0, 40);
         }
         fprintf(out, "#\n# %8s %10s ", "percent", weights ? "events" : "samples");
         for (int k = 0; k < nk; k++) {
