@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +67,34 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
     }
 }
 
-/* Run IRE at the minimum interval until the ring holds @want records. */
-static unsigned long ire_run(unsigned file_size, unsigned *records)
+/* What a run cuts to one page: the ring's file or the LWPCB's. */
+static int cut_fd;
+
+static void cut_to_one_page(void)
 {
-    if (ftruncate(ring_fd, 0) != 0 || ftruncate(ring_fd, file_size) != 0) {
+    if (ftruncate(cut_fd, PAGE) != 0) {
+        _exit(2);
+    }
+}
+
+/* The same call where the control run cuts nothing, so both count alike. */
+static void cut_nothing(void)
+{
+    if (ftruncate(cut_fd, 2 * PAGE) != 0) {
+        _exit(2);
+    }
+}
+
+/*
+ * IRE at the minimum interval over the counted loop, with @fd cut to one
+ * page (@cut) or left two pages long, before LLWPCB or right after it.
+ */
+static unsigned long ire_run(int fd, bool cut, bool after_llwpcb,
+                             unsigned *records)
+{
+    /* Old records go; both files are two pages long again. */
+    if (ftruncate(ring_fd, 0) != 0 || ftruncate(ring_fd, 2 * PAGE) != 0 ||
+        ftruncate(cb_fd, 2 * PAGE) != 0) {
         exit(2);
     }
     memset(cb, 0, sizeof(*cb));
@@ -78,42 +103,40 @@ static unsigned long ire_run(unsigned file_size, unsigned *records)
     cb->buffer_base = (uintptr_t)ring;
     cb->event[1].interval = cb->event[1].counter = 0;   /* raised to the minimum */
     nbus = 0;
-    bus_fd = ring_fd;
-    return lwp_counted_run(cb, ring, 40000, records);
+    bus_fd = cut_fd = fd;
+    if (!after_llwpcb) {
+        (cut ? cut_to_one_page : cut_nothing)();
+        return lwp_counted_run(cb, ring, 40000, records);
+    }
+    return lwp_counted_run_then(cb, ring, 40000, records,
+                                cut ? cut_to_one_page : cut_nothing);
 }
 
 /*
- * IRE at the minimum interval with the LWPCB's file cut to @cut bytes
- * after LLWPCB (the control run cuts it to its own size).
+ * A run with the second page of @pages (of file @fd) beyond the end of the
+ * file against one without: one SIGBUS, BUS_ADRERR at that page, and after
+ * sigreturn the same records.
  */
-static unsigned long cb_cut_run(off_t cut, unsigned *records)
+static void check_cut(const char *what, int fd, const char *pages,
+                      bool after_llwpcb)
 {
-    unsigned long hash = 0;
-    unsigned rounds = 40000;
+    unsigned n_plain = 0, n_cut = 0;
+    unsigned long h_plain = ire_run(fd, false, after_llwpcb, &n_plain);
+    char line[160];
 
-    if (ftruncate(cb_fd, 2 * PAGE) != 0) {
-        exit(2);
-    }
-    memset(cb, 0, sizeof(*cb));
-    cb->flags = 1u << 2;                          /* IRE */
-    cb->buffer_size = RING_SIZE;
-    cb->buffer_base = (uintptr_t)ring;
-    nbus = 0;
-    bus_fd = cb_fd;
-    __llwpcb(cb);
-    if (ftruncate(cb_fd, cut) != 0) {
-        exit(2);
-    }
-    asm volatile("1: nop\n nop\n nop\n dec %0\n jnz 1b\n"
-                 : "+c"(rounds) : : "cc");
-    __slwpcb();
-    asm volatile("" ::: "memory");
-    __llwpcb(0);
-    *records = cb->head / 32;
-    for (unsigned i = 0; i < *records; i++) {
-        hash = hash * 31 + ring[i].ip + ring[i].event_id + ring[i].data2;
-    }
-    return hash;
+    snprintf(line, sizeof(line), "%s: control run, records past the first ring page",
+             what);
+    report(nbus == 0 && n_plain > PAGE / 32, line, n_plain, nbus);
+    unsigned long h_cut = ire_run(fd, true, after_llwpcb, &n_cut);
+    snprintf(line, sizeof(line), "%s: its second page beyond the end of the file: one SIGBUS",
+             what);
+    report(nbus == 1, line, nbus, 1);
+    snprintf(line, sizeof(line), "%s: SIGBUS is BUS_ADRERR at the second page", what);
+    report(bus_code == BUS_ADRERR && bus_addr == (uintptr_t)pages + PAGE, line,
+           (unsigned long)bus_code, (unsigned long)(bus_addr - (uintptr_t)pages));
+    snprintf(line, sizeof(line), "%s: after sigreturn the records are the control run's",
+             what);
+    report(h_cut == h_plain && n_cut == n_plain, line, n_cut, n_plain);
 }
 
 /* ---- a racing thread --------------------------------------------------- */
@@ -215,7 +238,6 @@ int main(int argc, char **argv)
     /* "race": only the racing part (to run it alone, many times). */
     const int race_only = argc > 1 && !strcmp(argv[1], "race");
     struct sigaction sa = { .sa_sigaction = on_bus, .sa_flags = SA_SIGINFO };
-    unsigned n_plain = 0, n_bus = 0;
     char *cb_pages;
 
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -228,31 +250,8 @@ int main(int argc, char **argv)
     if (race_only) {
         goto race;
     }
-    unsigned long h_plain = ire_run(RING_SIZE, &n_plain);
-    report(nbus == 0 && n_plain > PAGE / 32,
-           "control run: records past the first ring page", n_plain, nbus);
-    unsigned long h_bus = ire_run(PAGE, &n_bus);
-    report(nbus == 1, "a record store beyond the end of the file: one SIGBUS",
-           nbus, 1);
-    report(bus_code == BUS_ADRERR && bus_addr == (uintptr_t)ring + PAGE,
-           "SIGBUS is BUS_ADRERR at the first record of the second page",
-           (unsigned long)bus_code, (unsigned long)(bus_addr - (uintptr_t)ring));
-    report(h_bus == h_plain && n_bus == n_plain,
-           "after sigreturn the pending record is stored: same records as the control run",
-           n_bus, n_plain);
-
-    unsigned n_cb_plain = 0, n_cb_cut = 0;
-    unsigned long h_cb_plain = cb_cut_run(2 * PAGE, &n_cb_plain);
-    report(nbus == 0 && n_cb_plain > 0, "control run: the LWPCB's file stays two pages long",
-           n_cb_plain, nbus);
-    unsigned long h_cb_cut = cb_cut_run(PAGE, &n_cb_cut);
-    report(nbus == 1, "the LWPCB's second page beyond the end of its file: one SIGBUS",
-           nbus, 1);
-    report(bus_code == BUS_ADRERR && bus_addr == (uintptr_t)cb_pages + PAGE,
-           "SIGBUS is BUS_ADRERR at the LWPCB's second page",
-           (unsigned long)bus_code, (unsigned long)(bus_addr - (uintptr_t)cb_pages));
-    report(h_cb_cut == h_cb_plain && n_cb_cut == n_cb_plain,
-           "after sigreturn the records are those of the control run", n_cb_cut, n_cb_plain);
+    check_cut("the ring", ring_fd, (const char *)ring, false);
+    check_cut("the LWPCB, cut while LWP runs", cb_fd, cb_pages, true);
 
 race:
     sa.sa_sigaction = on_segv;
