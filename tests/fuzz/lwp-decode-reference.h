@@ -13,8 +13,10 @@
  * plus the rules the specification leaves to the XOP prefix (AMD64 APM):
  * 8Fh is XOP only when mmmmm >= 8 (else POP Ev); a 66, F2, F3, LOCK or REX
  * prefix before XOP is #UD; R/X/B and W act only in 64-bit mode; an
- * instruction longer than 15 bytes is #GP.  And the spec's own: #UD outside
- * protected mode (real, virtual-8086) and without LWP.
+ * instruction longer than 15 bytes is #GP; and 8Fh is never XOP on a CPU
+ * without an XOP-encoded instruction set (LWP, XOP, TBM): there 8F /1-7 is
+ * POP Ev's #UD, with no byte fetched after the ModRM.  And the spec's own:
+ * #UD outside protected mode (real, virtual-8086).
  */
 #ifndef LWP_DECODE_REFERENCE_H
 #define LWP_DECODE_REFERENCE_H
@@ -83,8 +85,13 @@ static inline struct ref_result ref_decode(const uint8_t *code, enum ref_mode mo
             break;
         }
     }
-    if (code[i] != 0x8f || (code[i + 1] & 0x1f) < 8) {
-        return r;                   /* not XOP: POP Ev or another opcode */
+    if (code[i] != 0x8f || (code[i + 1] & 0x1f) < 8 || !has_lwp) {
+        /*
+         * Not XOP: POP Ev or another opcode.  A CPU without LWP (the
+         * harness's CPUs have no XOP or TBM either) has no XOP prefix: 8F
+         * is POP Ev, whose /1-7 are #UD after the ModRM byte.
+         */
+        return r;
     }
     r.xop_at = i;
     const uint8_t xop1 = code[i + 1], xop2 = code[i + 2], opcode = code[i + 3];
@@ -93,7 +100,7 @@ static inline struct ref_result ref_decode(const uint8_t *code, enum ref_mode mo
     const unsigned l = (xop2 >> 2) & 1, pp = xop2 & 3;
     const unsigned mod = modrm >> 6, reg = (modrm >> 3) & 7, rm = modrm & 7;
     const unsigned rex_x = m64 && !(xop1 & 0x40) ? 8 : 0, rex_b = m64 && !(xop1 & 0x20) ? 8 : 0;
-    bool ud = bad_prefix || mode == REF_REAL || mode == REF_VM86 || !has_lwp;
+    bool ud = bad_prefix || mode == REF_REAL || mode == REF_VM86;
 
     if ((map != 9 && map != 10) || opcode != 0x12 || reg > 1) {
         r.verdict = REF_UD;         /* no other XOP opcode exists here */
