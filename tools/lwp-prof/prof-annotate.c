@@ -127,10 +127,14 @@ static void annotate_one(const struct func *f, unsigned event_id, GHashTable *fi
             int lineno = 0;
             const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
             if (file && (lineno != last_line || !last_file || strcmp(file, last_file))) {
-                const char *text = source_line(files, file, lineno);
+                const char *dir = dwfl_line_comp_dir(line);
+                char *full = file[0] != '/' && dir ? g_build_filename(dir, file, NULL)
+                                                   : g_strdup(file);
+                const char *text = source_line(files, full, lineno);
                 const char *b = strrchr(file, '/');
                 printf("         :          : %s:%d%s%s\n", b ? b + 1 : file, lineno,
                        text ? "  " : "", text ? g_strstrip(g_strdup(text)) : "");
+                g_free(full);
                 last_file = file;
                 last_line = lineno;
             }
