@@ -9,7 +9,7 @@
 typedef struct QemuLwpDisas {
     TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
     TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
-    TCGOp *info_op;           /* movi_i64 of the slow path's TB description */
+    TCGOp *info_op[2];        /* mov_i32 of the TB description, lo and hi */
     TCGLabel *slow;           /* the slow path, after the TB's exits */
     TCGLabel *resume;         /* where the slow path rejoins the TB */
     uint32_t charged;         /* leading instructions charged at TB start */
@@ -19,7 +19,8 @@ typedef struct QemuLwpDisas {
     uint8_t branch;           /* its LwpBranchClass */
     uint8_t len;              /* its length */
     bool rep;                 /* it is a REP string instruction */
-    bool exit_taken;          /* the exit being generated follows a taken branch */
+    bool restore;             /* an XRSTOR in a TB that does not count */
+    bool exit_taken;          /* the exit being made follows a taken branch */
     bool single;              /* cut to length: counted insn by insn */
     bool stepped;             /* this instruction was counted after its code */
     bool goto_ptr;            /* LWP alone turned jmp_opt off */

@@ -2,7 +2,8 @@
 /*
  * LWP state and XSAVE/XRSTOR (spec 7, 8.2.1, 8.4): the component 62 image of
  * figure 7-1, processor supplied values, XRSTOR's rules, CPL != 0 address
- * validation, a context switch between two user tasks, non-lazy state.
+ * validation, a context switch between two user tasks, non-lazy state, and
+ * XRSTOR that ends its block on every CPU with LWP.
  */
 #include "lwp.h"
 
@@ -242,6 +243,83 @@ static void test_context_switch(void)
            ring_b[3].event_id == 0, "task B's ring holds exactly its 3 records");
 }
 
+/*
+ * XRSTOR that enables LWP changes what the instructions after it count, on
+ * every CPU with LWP, not only on those with MPX (Opteron_G5, EPYC): a
+ * translator must not run on with the state it saw before the XRSTOR.
+ * Spec 7.4 (the counters come from the image), 2.1 and 5.3 (each LWPVAL
+ * decrements EventCounter1 and stores when it becomes negative, then resets
+ * it to the interval), 2.2 (each instruction retired at CPL 3 decrements
+ * EventCounter2).  XRSTOR itself retires in the restored session
+ * (docs/lwp-events.rst: counted after it retires).
+ */
+extern char xr_nop5[];
+
+__attribute__((noinline)) static uintptr_t user_xrstor_nops(uintptr_t area)
+{
+    asm volatile("xrstor (%0)\n\t"
+                 ".rept 4\n\tnop\n\t.endr\n"
+                 "xr_nop5:\n\t"
+                 ".rept 16\n\tnop\n\t.endr\n\t"
+                 "xsave (%1)\n\t"
+                 : : "r"(area), "r"(area_b), "a"((uint32_t)XCR0_LWP),
+                     "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
+    return 0;
+}
+
+static void test_xrstor_ends_block(void)
+{
+    uintptr_t flushed;
+    uint32_t interval;
+
+    /* LWPVAL, interval 0: each of the two LWPVALs after XRSTOR stores. */
+    lwpcb_init(&cb_a, ring_a, NREC * 32, LWP_F_VAL);
+    memset(ring_a, 0, sizeof(ring_a));
+    llwpcb(&cb_a);
+    xsave(area_a, XCR0_LWP);
+    llwpcb(0);
+    report(LWP_U32(area_a, 64) == 0, "image: EventCounter1 = 0, interval 0");
+    asm volatile("xrstor (%0)\n\t"
+                 "lwpval $0, %1, %2\n\t"
+                 "lwpval $0, %3, %2\n\t"
+                 : : "r"(area_a), "r"(0x11u), "r"((uintptr_t)0), "r"(0x22u),
+                     "a"((uint32_t)XCR0_LWP), "d"((uint32_t)(XCR0_LWP >> 32))
+                 : "memory");
+    flushed = slwpcb();
+    report(flushed == (uintptr_t)&cb_a && cb_a.head == 2 * 32 &&
+           ring_a[0].event_id == 1 && ring_a[0].data1 == 0x11 &&
+           ring_a[1].event_id == 1 && ring_a[1].data1 == 0x22,
+           "two LWPVALs right after XRSTOR in straight-line code store 2 records "
+           "(head %u, data1 %#x %#x)", cb_a.head, ring_a[0].data1, ring_a[1].data1);
+    llwpcb(0);
+
+    /* Instructions retired: restored EventCounter2 = 5, then 20 NOPs at CPL 3. */
+    lwpcb_init(&cb_a, ring_a, NREC * 32, LWP_F_IRE);
+    memset(ring_a, 0, sizeof(ring_a));
+    cb_a.event[1].interval = 255;
+    cb_a.event[1].counter = 255;
+    llwpcb(&cb_a);                    /* CPL 0: nothing counts */
+    interval = cb_a.event[1].interval;   /* >= 255: the minimum written back */
+    xsave(area_a, XCR0_LWP);
+    llwpcb(0);
+    report((*bv(area_a) & XCR0_LWP) && LWP_U32(area_a, 8) == LWP_F_IRE,
+           "image: instructions retired active");
+    LWP_U32(area_a, 68) = 5;
+    memset(area_b, 0, XSAVE_SIZE);
+    run_in_user(user_xrstor_nops, (uintptr_t)area_a);
+    flushed = slwpcb();
+    report(flushed == (uintptr_t)&cb_a, "CPL 3 XRSTOR enabled the session");
+    /* XRSTOR 5 -> 4, NOPs 1-4 -> 0, NOP 5 -> -1: its record, reset. */
+    report(cb_a.head >= 32 && ring_a[0].event_id == 2 &&
+           ring_a[0].ip == (uintptr_t)xr_nop5,
+           "the 5th NOP after XRSTOR stores the record (IP %#llx, want %#lx)",
+           (unsigned long long)ring_a[0].ip, (unsigned long)(uintptr_t)xr_nop5);
+    report((*bv(area_b) & XCR0_LWP) && LWP_U32(area_b, 68) == interval - 15,
+           "the 15 NOPs after it count: XSAVE saves EventCounter2 = %d (want %u)",
+           (int)LWP_U32(area_b, 68), interval - 15);
+    llwpcb(0);
+}
+
 static void test_non_lazy(void)
 {
     start_session(&cb_a, ring_a, 0);
@@ -260,5 +338,6 @@ int main(void)
     test_cpl3_validation();
     test_context_switch();
     test_non_lazy();
+    test_xrstor_ends_block();
     return 0;
 }
