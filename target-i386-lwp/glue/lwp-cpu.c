@@ -5,10 +5,18 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/qemu-print.h"
+#include "hw/registerfields.h"
 #include "cpu.h"
 #include "lwp/lwp-caps.h"
 #include "lwp-qemu.h"
 #include "system/kvm.h"
+
+/* CPUID Fn8000_001C_ECX, the capability flags (spec 3.3). */
+FIELD(LWP_CPUID_ECX, DATA_ADDRESS, 5, 1)
+FIELD(LWP_CPUID_ECX, BRANCH_PREDICTION, 28, 1)
+FIELD(LWP_CPUID_ECX, IP_FILTERING, 29, 1)
+FIELD(LWP_CPUID_ECX, CACHE_LEVELS, 30, 1)
+FIELD(LWP_CPUID_ECX, CACHE_LATENCY, 31, 1)
 
 bool x86_lwp_realize(X86CPU *cpu, Error **errp)
 {
@@ -40,11 +48,12 @@ bool x86_lwp_realize(X86CPU *cpu, Error **errp)
     caps->latency_rnd = cpu->lwp_latency_rnd;
     caps->version = cpu->lwp_version;
     caps->min_buffer_size = cpu->lwp_min_buffer_size;
-    caps->data_address = flags >> 5 & 1;
-    caps->branch_prediction = flags >> 28 & 1;
-    caps->ip_filtering = flags >> 29 & 1;
-    caps->cache_levels = flags >> 30 & 1;
-    caps->cache_latency = flags >> 31 & 1;
+    caps->data_address = FIELD_EX32(flags, LWP_CPUID_ECX, DATA_ADDRESS);
+    caps->branch_prediction = FIELD_EX32(flags, LWP_CPUID_ECX,
+                                         BRANCH_PREDICTION);
+    caps->ip_filtering = FIELD_EX32(flags, LWP_CPUID_ECX, IP_FILTERING);
+    caps->cache_levels = FIELD_EX32(flags, LWP_CPUID_ECX, CACHE_LEVELS);
+    caps->cache_latency = FIELD_EX32(flags, LWP_CPUID_ECX, CACHE_LATENCY);
     if (!lwp_caps_check(caps, &field, &why)) {
         error_setg(errp, "invalid LWP configuration: '%s' %s", field, why);
         return false;
@@ -68,7 +77,8 @@ void x86_lwp_reset(X86CPU *cpu)
      * threshold interrupt, which has no user-mode delivery; COREID is the
      * vCPU index, as an OS would use the APIC ID.
      */
-    env->lwp_cfg = lwp_cfg_written(0, (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
+    env->lwp_cfg = lwp_cfg_written(0,
+                                   (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
                                    (uint64_t)(CPU(cpu)->cpu_index & 0xff) << 32);
 #endif
     x86_lwp_state_changed(env);
@@ -164,7 +174,8 @@ void x86_lwp_dump_state(CPUX86State *env, FILE *f)
     qemu_fprintf(f, "LWP counters");
     for (int id = 1; id <= LWP_MAX_EVENT; id++) {
         if (lwp->flags & (1u << id)) {
-            qemu_fprintf(f, " %d:%d/%u", id, lwp->counter[id], lwp->interval[id]);
+            qemu_fprintf(f, " %d:%d/%u", id, lwp->counter[id],
+                         lwp->interval[id]);
         }
     }
     qemu_fprintf(f, "\n");

@@ -58,22 +58,6 @@ void x86_lwp_state_changed(CPUX86State *env);
 /* A fault undid the instructions from one on: give back their charge. */
 void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind);
 
-/* Feature flags of a family 15h part, for CPU model versions with LWP. */
-#define QEMU_LWP_FAMILY15H_PROPS \
-    { "lwp", "on" }, { "lwpval", "on" }, { "lwpire", "on" }, \
-    { "lwpbre", "on" }, { "lwpint", "on" },
-
-/* The numeric CPUID[8000_001C] fields; defaults of an FX-81xx (family 15h). */
-#define QEMU_LWP_CPU_PROPERTIES \
-    DEFINE_PROP_UINT8("lwp-cb-size", X86CPU, lwp_cb_size, 0x13), \
-    DEFINE_PROP_UINT8("lwp-event-size", X86CPU, lwp_event_size, 32), \
-    DEFINE_PROP_UINT8("lwp-max-events", X86CPU, lwp_max_events, 3), \
-    DEFINE_PROP_UINT8("lwp-event-offset", X86CPU, lwp_event_offset, 0x80), \
-    DEFINE_PROP_UINT8("lwp-latency-max", X86CPU, lwp_latency_max, 0), \
-    DEFINE_PROP_UINT8("lwp-latency-rnd", X86CPU, lwp_latency_rnd, 0), \
-    DEFINE_PROP_UINT8("lwp-version", X86CPU, lwp_version, 1), \
-    DEFINE_PROP_UINT8("lwp-min-buffer-size", X86CPU, lwp_min_buffer_size, 1),
-
 /* Assemble and check cpu->lwp_caps; false with @errp set if inconsistent. */
 bool x86_lwp_realize(X86CPU *cpu, Error **errp);
 /* Reset LWP state (linux-user also makes LWP available, as its OS would). */
