@@ -77,9 +77,10 @@ void x86_lwp_reset(X86CPU *cpu)
      * threshold interrupt, which has no user-mode delivery; COREID is the
      * vCPU index, as an OS would use the APIC ID.
      */
-    env->lwp_cfg = lwp_cfg_written(0,
-                                   (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
-                                   (uint64_t)(CPU(cpu)->cpu_index & 0xff) << 32);
+    uint64_t core_id = CPU(cpu)->cpu_index & 0xff;
+
+    env->lwp_cfg = lwp_cfg_written(0, (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
+                                   core_id << 32);
 #endif
     x86_lwp_state_changed(env);
 }
