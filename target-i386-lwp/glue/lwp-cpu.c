@@ -109,7 +109,6 @@ void x86_lwp_state_changed(CPUX86State *env)
                   (cfg.bre ? HF_LWP_BRE_MASK : 0) |
                   (cfg.ipf ? HF_LWP_IPF_MASK : 0);
     memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
-    t->gathering = 0;
     t->tb_uncharged = 0;
 }
 
@@ -123,12 +122,6 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
         /* Nothing of this TB was charged. */
         t->tb_uncharged = 0;
         return;
-    }
-    if (t->gathering) {
-        /* Its last instruction, to be counted when it retires, was not. */
-        t->gathering = 0;
-        ire_left = ire_left ? ire_left - 1 : 0;
-        branch = LWP_BRANCH_NONE;
     }
     if (tb_flags & HF_LWP_IRE_MASK) {
         env->lwp.counter[LWP_EVENT_IRE] += ire_left;

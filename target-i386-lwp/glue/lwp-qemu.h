@@ -40,9 +40,11 @@
 #define LWP_RETIRE_LEN(info)     ((info) & 0xff)
 #define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)
 #define LWP_RETIRE_CSIZE(info)   (((info) >> 10) & 3)
-#define LWP_RETIRE_POST          (1u << 12)
 #define LWP_RETIRE_REP           (1u << 13)
 #define LWP_RETIRE_TAKEN         (1u << 14)
+/* Inside a TB: how many of its instructions ran (0: the TB's last one). */
+#define LWP_RETIRE_INDEX_SHIFT   16
+#define LWP_RETIRE_INDEX(info)   (((info) >> LWP_RETIRE_INDEX_SHIFT) & 0x3ff)
 /* ... and what a fault at an instruction gives back (insn_start data[1]). */
 #define LWP_UNWIND_SHIFT 16
 #define LWP_UNWIND(ire_left, branch) ((uint64_t)(ire_left) | (uint64_t)(branch) << 10)

@@ -22,7 +22,7 @@ typedef struct QemuLwpDisas {
     bool restore;             /* an XRSTOR in a TB that does not count */
     bool exit_taken;          /* the exit being made follows a taken branch */
     bool single;              /* cut to length: counted insn by insn */
-    bool stepped;             /* this instruction was counted after its code */
+    uint32_t stepped_insn;    /* num_insns of the last insn counted inline */
     bool goto_ptr;            /* LWP alone turned jmp_opt off */
 } QemuLwpDisas;
 
