@@ -115,8 +115,8 @@ void x86_lwp_state_changed(CPUX86State *env)
 void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
-    uint32_t ire_left = LWP_UNWIND_IRE(unwind);
-    uint32_t branch = LWP_UNWIND_BRANCH(unwind);
+    uint32_t ire_left = FIELD_EX64(unwind, LWP_UNWIND, IRE);
+    uint32_t branch = FIELD_EX64(unwind, LWP_UNWIND, BRANCH);
 
     if (t->tb_uncharged) {
         /* Nothing of this TB was charged. */

@@ -5,6 +5,7 @@
 #ifndef QEMU_LWP_GLUE_H
 #define QEMU_LWP_GLUE_H
 
+#include "hw/registerfields.h"
 #include "../include/lwp/lwp-caps.h"
 
 /* CPUID[8000_001C].EDX bits TCG implements. */
@@ -17,39 +18,36 @@
  * Hardware-event counting in translated code (lwp-translate.c.inc,
  * lwp-tcg.c): what helper_lwp_tb_slow learns of its TB ...
  */
-#define LWP_TB_INFO(charged, icount, branch, single, csize, last_off) \
-    ((uint64_t)(charged) | (uint64_t)(icount) << 10 | \
-     (uint64_t)(branch) << 20 | (uint64_t)(single) << 22 | \
-     (uint64_t)(csize) << 23 | (uint64_t)(last_off) << 32)
-#define LWP_TB_INFO_CHARGED(i)   ((uint32_t)(i) & 0x3ff)
-#define LWP_TB_INFO_ICOUNT(i)    ((uint32_t)((i) >> 10) & 0x3ff)
-#define LWP_TB_INFO_BRANCH(i)    ((uint32_t)((i) >> 20) & 3)
-#define LWP_TB_INFO_SINGLE(i)    ((uint32_t)((i) >> 22) & 1)
-#define LWP_TB_INFO_CSIZE(i)     ((uint32_t)((i) >> 23) & 3)
-#define LWP_TB_INFO_LAST_OFF(i)  ((uint32_t)((i) >> 32))
+FIELD(LWP_TB_INFO, CHARGED, 0, 10)      /* instructions charged at its start */
+FIELD(LWP_TB_INFO, ICOUNT, 10, 10)      /* its instructions */
+FIELD(LWP_TB_INFO, BRANCH, 20, 2)       /* LwpBranchClass of its last one */
+FIELD(LWP_TB_INFO, SINGLE, 22, 1)       /* cut to length */
+FIELD(LWP_TB_INFO, CSIZE, 23, 2)        /* 0: 64-bit code, 1: 32, 2: 16 */
 /* The TB's fast path charged it before branching to the slow path. */
-#define LWP_TB_INFO_PRECHARGED   (1ull << 25)
+FIELD(LWP_TB_INFO, PRECHARGED, 25, 1)
 /*
  * A crossing may go on in the TB cut to length when it is translated
  * already: the slow path jumps to the host code the helper returns.
  */
-#define LWP_TB_INFO_GOTO         (1ull << 26)
+FIELD(LWP_TB_INFO, GOTO, 26, 1)
 /* helper_lwp_tb_slow's @eip is the TB's start (else EIP already is). */
-#define LWP_TB_INFO_EIP          (1ull << 27)
+FIELD(LWP_TB_INFO, EIP, 27, 1)
+FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
 /* ... what helper_lwp_retire learns of its instruction ... */
-#define LWP_RETIRE_LEN(info)     ((info) & 0xff)
-#define LWP_RETIRE_BRANCH(info)  (((info) >> 8) & 3)
-#define LWP_RETIRE_CSIZE(info)   (((info) >> 10) & 3)
-#define LWP_RETIRE_REP           (1u << 13)
-#define LWP_RETIRE_TAKEN         (1u << 14)
+FIELD(LWP_RETIRE, LEN, 0, 8)
+FIELD(LWP_RETIRE, BRANCH, 8, 2)
+FIELD(LWP_RETIRE, CSIZE, 10, 2)
+FIELD(LWP_RETIRE, REP, 13, 1)           /* a REP string instruction */
+FIELD(LWP_RETIRE, TAKEN, 14, 1)         /* after its taken exit */
 /* Inside a TB: how many of its instructions ran (0: the TB's last one). */
-#define LWP_RETIRE_INDEX_SHIFT   16
-#define LWP_RETIRE_INDEX(info)   (((info) >> LWP_RETIRE_INDEX_SHIFT) & 0x3ff)
-/* ... and what a fault at an instruction gives back (insn_start data[1]). */
+FIELD(LWP_RETIRE, INDEX, 16, 10)
+/*
+ * ... and what a fault at an instruction gives back: insn_start data[1]
+ * above CC_OP.
+ */
 #define LWP_UNWIND_SHIFT 16
-#define LWP_UNWIND(ire_left, branch) ((uint64_t)(ire_left) | (uint64_t)(branch) << 10)
-#define LWP_UNWIND_IRE(u)        ((uint32_t)(u) & 0x3ff)
-#define LWP_UNWIND_BRANCH(u)     ((uint32_t)((u) >> 10) & 3)
+FIELD(LWP_UNWIND, IRE, 0, 10)           /* IRE charge of it and later ones */
+FIELD(LWP_UNWIND, BRANCH, 10, 2)        /* the TB's last branch's class */
 
 /* linux-user: a new thread or process starts with LWP disabled (spec 8.4). */
 void x86_lwp_new_task(CPUX86State *env);

@@ -630,22 +630,24 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     QemuLwpTcg *t = &env->lwp_tcg;
 
     if (t->tb_flags & HF_LWP_IRE_MASK) {
-        env->lwp.counter[LWP_EVENT_IRE] += LWP_TB_INFO_CHARGED(info);
+        env->lwp.counter[LWP_EVENT_IRE] +=
+            FIELD_EX64(info, LWP_TB_INFO, CHARGED);
     }
     if (t->tb_flags & HF_LWP_BRE_MASK) {
         env->lwp.counter[LWP_EVENT_BRE] +=
-            t->branch_weight[LWP_TB_INFO_BRANCH(info)];
+            t->branch_weight[FIELD_EX64(info, LWP_TB_INFO, BRANCH)];
     }
 }
 
 static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
 {
     tb->first_ip = env->eip;
-    tb->last_ip = lwp_wrap_ip(env->eip + LWP_TB_INFO_LAST_OFF(info),
-                              LWP_TB_INFO_CSIZE(info));
-    tb->icount = LWP_TB_INFO_ICOUNT(info);
-    tb->charged = LWP_TB_INFO_CHARGED(info);
-    tb->branch = LWP_TB_INFO_BRANCH(info);
+    tb->last_ip = lwp_wrap_ip(env->eip +
+                              FIELD_EX64(info, LWP_TB_INFO, LAST_OFF),
+                              FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+    tb->icount = FIELD_EX64(info, LWP_TB_INFO, ICOUNT);
+    tb->charged = FIELD_EX64(info, LWP_TB_INFO, CHARGED);
+    tb->branch = FIELD_EX64(info, LWP_TB_INFO, BRANCH);
 }
 
 /*
@@ -660,7 +662,7 @@ static LwpTbAction lwp_tb_decide(CPUX86State *env, uint64_t info,
     const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
     LwpState probe;
 
-    if (!LWP_TB_INFO_SINGLE(info)) {
+    if (!FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
         return lwp_tb_plan(&env->lwp, caps, tb, split);
     }
     env->lwp_tcg.tb_icount = tb->icount;
@@ -693,7 +695,7 @@ static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
          */
         split = icount;
         trace_lwp_tb_split(env->eip, split);
-        if (info & LWP_TB_INFO_GOTO) {
+        if (FIELD_EX64(info, LWP_TB_INFO, GOTO)) {
             /*
              * Translated already (the common case): the TB goes on there,
              * at its start, as nothing of it has run.
@@ -724,10 +726,10 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     LwpTbAction action;
     uint32_t split;
 
-    if (info & LWP_TB_INFO_EIP) {
+    if (FIELD_EX64(info, LWP_TB_INFO, EIP)) {
         env->eip = eip;
     }
-    if (info & LWP_TB_INFO_PRECHARGED) {
+    if (FIELD_EX64(info, LWP_TB_INFO, PRECHARGED)) {
         lwp_tb_give_back_charge(env, info);
     }
     t->tb_uncharged = 0;
@@ -735,7 +737,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
      * Until this returns, none of the TB has run: a fault or a split
      * leaves it, and -icount must not have charged its instructions.
      */
-    lwp_icount_give_back(cs, LWP_TB_INFO_ICOUNT(info), true);
+    lwp_icount_give_back(cs, FIELD_EX64(info, LWP_TB_INFO, ICOUNT), true);
     b = lwp_boundary_begin(env, 0);
     lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
     lwp_store_pending_or_fault(&mem, &cpu);
@@ -768,22 +770,22 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     t->tb_uncharged = 0;
     /* Left CPL 3, or a REP string instruction that has not finished. */
     if ((env->hflags & HF_CPL_MASK) != 3 ||
-        ((info & LWP_RETIRE_REP) && env->eip == t->insn_ip)) {
+        (FIELD_EX32(info, LWP_RETIRE, REP) && env->eip == t->insn_ip)) {
         return;
     }
 
-    b = lwp_boundary_begin(env, LWP_RETIRE_INDEX(info));
+    b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
     lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
     if (t->tb_flags & HF_LWP_IPF_MASK) {
         lwp_step_or_fault(&mem, &cpu, lwp_prepare);
     }
     insn.ip = t->insn_ip;
-    insn.fallthrough = lwp_wrap_ip(insn.ip + LWP_RETIRE_LEN(info),
-                                   LWP_RETIRE_CSIZE(info));
+    insn.fallthrough = lwp_wrap_ip(insn.ip + FIELD_EX32(info, LWP_RETIRE, LEN),
+                                   FIELD_EX32(info, LWP_RETIRE, CSIZE));
     insn.next_ip = env->eip;
-    insn.branch = LWP_RETIRE_BRANCH(info);
+    insn.branch = FIELD_EX32(info, LWP_RETIRE, BRANCH);
     insn.counted = true;
-    insn.taken = info & LWP_RETIRE_TAKEN;
+    insn.taken = FIELD_EX32(info, LWP_RETIRE, TAKEN);
     n = lwp_retire(&env->lwp, &cpu, &insn, records);
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */
