@@ -119,10 +119,10 @@ class Qemu:
                 raise RuntimeError('%s: the guest never printed %r' % (self.name, text))
             time.sleep(0.05)
 
-    def wait_running(self, timeout=60):
+    def wait_running(self, timeout=120):
         deadline = time.time() + timeout
         while self.cmd('query-status')['status'] != 'running':
-            if time.time() > deadline:
+            if time.time() > deadline or not self.alive():
                 raise RuntimeError('%s did not run' % self.name)
             time.sleep(0.02)
 
@@ -206,9 +206,18 @@ def guest_verdict(outputs):
     return ok, [l for l in lines if l.startswith(('PASS', 'FAIL', 'SUMMARY'))]
 
 
+def press_key(q):
+    """Press a key for the guest on @q.  QEMU drops input events while the
+    VM is not running (ui/input.c), e.g. while an incoming migration is
+    still loading, and the guest would never see the key: so first wait
+    until @q runs, however long the load takes."""
+    q.wait_running()
+    q.cmd('send-key', keys=[{'type': 'qcode', 'data': 'a'}])
+
+
 def finish(q, outputs, what):
     """Tell the guest to stop profiling, then judge what it reports."""
-    q.cmd('send-key', keys=[{'type': 'qcode', 'data': 'a'}])
+    press_key(q)
     rc = q.wait_exit(120)
     outputs.append(q.debug_output())
     ok, lines = guest_verdict(outputs)
@@ -391,7 +400,7 @@ def stock():
             outputs.append(src.debug_output())
             src.kill()
             src = dst
-        src.cmd('send-key', keys=[{'type': 'qcode', 'data': 'a'}])
+        press_key(src)
         rc = src.wait_exit(120)
         outputs.append(src.debug_output())
         text = ''.join(outputs)
@@ -458,6 +467,10 @@ def snapshot():
     out = [save_running_guest(path, 'state saved to a file mid-profiling')]
     dst = Qemu(incoming='file:' + path)
     try:
+        # Once the load is over (the VM runs), the restored guest must go on
+        # profiling: its threshold interrupt counter grows on the new host.
+        dst.wait_running()
+        report(wait_profiles(dst), 'the restored guest profiles on')
         finish(dst, out, 'restored from the file, the stream is continuous')
     finally:
         dst.kill()
