@@ -300,31 +300,31 @@ static void exec_prepare(void)
     process_stop(LWPPROF_END_EXEC);
 }
 
-static void exec_failed(void)
+/* An exec returned @rc (it failed): profile on; errno as the exec left it. */
+static int exec_failed(int rc)
 {
+    int e = errno;
+
     if (profiling && getpid() == owner_pid && self && !self->active) {
         __llwpcb(self->cb);
         self->active = 1;
         start_timer(self);
     }
+    errno = e;
+    return rc;
 }
 
 /* execve as planned; if the emulator cannot be run, as asked. */
 static int planned_execve(const char *path, char *const argv[], char *const envp[])
 {
     struct plan p;
-    int rc, e;
 
     exec_prepare();
     if (plan_exec(path, argv, envp, &p)) {
         REAL(execve)(p.path, p.argv, p.envp);
         plan_free(&p);
     }
-    rc = REAL(execve)(path, argv, envp);
-    e = errno;
-    exec_failed();
-    errno = e;
-    return rc;
+    return exec_failed(REAL(execve)(path, argv, envp));
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -335,13 +335,8 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 EXPORT int execv(const char *path, char *const argv[])
 {
     if (!cfg.inherit) {
-        int rc, e;
         exec_prepare();
-        rc = REAL(execv)(path, argv);
-        e = errno;
-        exec_failed();
-        errno = e;
-        return rc;
+        return exec_failed(REAL(execv)(path, argv));
     }
     return planned_execve(path, argv, environ);
 }
@@ -383,16 +378,12 @@ static int planned_execvpe(const char *file, char *const argv[], char *const env
 {
     char buf[PATH_MAX];
     const char *path = *file ? search_path(file, buf, sizeof(buf)) : NULL;
-    int rc, e;
+    int rc;
 
     if (!path) {
         /* not found as a regular executable: glibc says why */
         exec_prepare();
-        rc = REAL(execvpe)(file, argv, envp);
-        e = errno;
-        exec_failed();
-        errno = e;
-        return rc;
+        return exec_failed(REAL(execvpe)(file, argv, envp));
     }
     rc = planned_execve(path, argv, envp);
     if (errno == ENOEXEC) {
@@ -417,13 +408,8 @@ static int planned_execvpe(const char *file, char *const argv[], char *const env
 EXPORT int execvp(const char *file, char *const argv[])
 {
     if (!cfg.inherit) {
-        int rc, e;
         exec_prepare();
-        rc = REAL(execvp)(file, argv);
-        e = errno;
-        exec_failed();
-        errno = e;
-        return rc;
+        return exec_failed(REAL(execvp)(file, argv));
     }
     return planned_execvpe(file, argv, environ);
 }
@@ -431,21 +417,14 @@ EXPORT int execvp(const char *file, char *const argv[])
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     if (!cfg.inherit) {
-        int rc, e;
         exec_prepare();
-        rc = REAL(execvpe)(file, argv, envp);
-        e = errno;
-        exec_failed();
-        errno = e;
-        return rc;
+        return exec_failed(REAL(execvpe)(file, argv, envp));
     }
     return planned_execvpe(file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    int rc, e;
-
     /* the emulator reads the program through /proc/self/fd/N after the
      * exec: only a descriptor that survives it can be followed */
     if (cfg.inherit && fcntl(fd, F_GETFD) == 0) {
@@ -457,15 +436,11 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
             exec_prepare();
             REAL(execve)(p.path, p.argv, p.envp);
             plan_free(&p);
-            exec_failed();
+            exec_failed(-1);
         }
     }
     exec_prepare();
-    rc = REAL(fexecve)(fd, argv, envp);
-    e = errno;
-    exec_failed();
-    errno = e;
-    return rc;
+    return exec_failed(REAL(fexecve)(fd, argv, envp));
 }
 
 /* execl, execlp, execle: collect the arguments and go through the above. */
