@@ -34,6 +34,11 @@ IGNORED_OBJECTS = ('liblwp-prof', 'ld-linux')
 
 def run(args, env=None, cwd=None, timeout=600):
     e = dict(os.environ)
+    # The build scripts put ccache's masquerade directory first in PATH:
+    # there 'cc' may answer from its cache and never start cc1 or as, the
+    # processes the make -j2 tree must show.
+    e['PATH'] = os.pathsep.join(d for d in e.get('PATH', '').split(os.pathsep)
+                                if d.rstrip('/') != '/usr/lib/ccache')
     e.update(env or {})
     return subprocess.run(args, env=e, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
