@@ -57,6 +57,7 @@ static void xsave(uint8_t *area)
                  "d"((uint32_t)(XCR0_LWP >> 32)) : "memory");
 }
 
+
 static void start(uint32_t flags, int event, uint32_t interval)
 {
     memset(&cb, 0, sizeof(cb));
@@ -67,6 +68,24 @@ static void start(uint32_t flags, int event, uint32_t interval)
     cb.event[event].interval = interval;
     cb.event[event].counter = interval;
     llwpcb(&cb);
+}
+
+/*
+ * An IRE session saved into area_a with EventCounter2 = @counter, LWP
+ * stopped and the ring cleared; its interval (>= 255, the minimum written
+ * back by LLWPCB).
+ */
+static uint32_t ire_image_with_counter(uint32_t counter)
+{
+    uint32_t interval;
+
+    start(LWP_F_IRE, 1, 255);
+    interval = cb.event[1].interval;
+    xsave(area_a);
+    llwpcb(NULL);
+    LWP_U32(area_a, 68) = counter;
+    memset(ring, 0, sizeof(ring));
+    return interval;
 }
 
 extern char xr_nop5[], xr_pause[];
@@ -108,12 +127,7 @@ int main(void)
      * 15 NOPs after it count down from there, and XSAVE saves the count
      * before itself.
      */
-    start(LWP_F_IRE, 1, 255);
-    interval = cb.event[1].interval;    /* >= 255: the minimum written back */
-    xsave(area_a);
-    llwpcb(NULL);
-    LWP_U32(area_a, 68) = 5;
-    memset(ring, 0, sizeof(ring));
+    interval = ire_image_with_counter(5);
     asm volatile("xrstor (%0)\n\t"
                  ".rept 4\n\tnop\n\t.endr\n"
                  "xr_nop5:\n\t"
@@ -138,12 +152,7 @@ int main(void)
      * EventCounter2 = 3 from the image, XRSTOR 3 -> 2, NOPs -> 1, 0, the
      * PAUSE -> -1: the record names the PAUSE; 16 NOPs after it.
      */
-    start(LWP_F_IRE, 1, 255);
-    interval = cb.event[1].interval;
-    xsave(area_a);
-    llwpcb(NULL);
-    LWP_U32(area_a, 68) = 3;
-    memset(ring, 0, sizeof(ring));
+    interval = ire_image_with_counter(3);
     asm volatile("xrstor (%0)\n\t"
                  "nop\n\tnop\n"
                  "xr_pause:\n\t"
