@@ -43,6 +43,16 @@ host_apt_options() {
     return 0
 }
 
+# The CAs this machine added to its trust (a TLS-inspecting egress, a
+# site CA): a root reaches the npm registry only if it trusts them too.
+# ca-certificates, installed by setup-host.sh, puts them in the bundle.
+host_local_cas() {
+    local dst=$1/usr/local/share/ca-certificates
+    [ -d /usr/local/share/ca-certificates ] || return 0
+    mkdir -p "$dst"
+    cp -rL /usr/local/share/ca-certificates/. "$dst/"
+}
+
 make_root() {
     local root=$1 log=$2 args=() f
     mapfile -t sources < <(host_sources)
@@ -79,6 +89,7 @@ inside_namespace() {
     mkdir -p "$home_cache"
     bind "$home_cache" "$root/root/.cache/qemu-lwp"
     cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    host_local_cas "$root"
     cp -L /etc/hosts "$root/etc/hosts"
     step "in the bare root: $*"
     chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \

@@ -13,6 +13,12 @@ if [ -f "$dir/node_modules/speedscope/package.json" ] &&
 fi
 command -v npm >/dev/null || { echo "npm is missing (scripts/setup-host.sh installs it)" >&2; exit 1; }
 mkdir -p "$dir"
+# node trusts only its own CA list unless told; the system bundle holds the
+# CAs this machine added (update-ca-certificates).
+bundle=/etc/ssl/certs/ca-certificates.crt
+if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$bundle" ]; then
+    export NODE_EXTRA_CA_CERTS=$bundle
+fi
 npm install --prefix "$dir" --no-audit --no-fund --no-save --no-package-lock \
     "speedscope@$version" >"$dir/npm-install.log" 2>&1 ||
     { tail -20 "$dir/npm-install.log" >&2; exit 1; }
