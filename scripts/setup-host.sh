@@ -116,8 +116,12 @@ missing_packages() {
 
 step "apt sources (deb-src, bookworm-backports)"
 derive_sources
+# Another set-up (a second build tree, a bare root sharing this machine's
+# dpkg) may hold apt's locks for a while: wait for them, not fail.
+apt_get() { apt-get -o DPkg::Lock::Timeout=900 "$@"; }
+
 step "apt-get update"
-apt-get update -qq >"$STAMP_DIR/apt-update.log" 2>&1 ||
+apt_get update -qq >"$STAMP_DIR/apt-update.log" 2>&1 ||
     die_log "$STAMP_DIR/apt-update.log" "apt-get update failed: the Debian registry is not reachable"
 KREL=$(debian_kernel_release)
 [ -n "$KREL" ] ||
@@ -130,16 +134,16 @@ bad=$(printf '%s\n' "${main_pkgs[@]}" | grep @ | paste -sd' ' - || true)
 
 step "installing scripts/debian-packages.list (${#main_pkgs[@]} + ${#bpo_pkgs[@]} from backports, kernel $KREL)"
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq --no-install-recommends "${main_pkgs[@]}" >"$STAMP_DIR/apt-install.log" 2>&1 ||
+apt_get install -y -qq --no-install-recommends "${main_pkgs[@]}" >"$STAMP_DIR/apt-install.log" 2>&1 ||
     die_log "$STAMP_DIR/apt-install.log" "apt-get install of the packages failed$(missing_packages)"
-apt-get install -y -qq --no-install-recommends -t bookworm-backports "${bpo_pkgs[@]}" \
+apt_get install -y -qq --no-install-recommends -t bookworm-backports "${bpo_pkgs[@]}" \
     >>"$STAMP_DIR/apt-install.log" 2>&1 ||
     die_log "$STAMP_DIR/apt-install.log" "apt-get install of the bookworm-backports packages failed$(missing_packages)"
 # npm (lwp-prof's test installs speedscope with it): Debian's package,
 # unless the nodejs installed carries its own npm and conflicts with it.
 if ! command -v npm >/dev/null; then
     step "installing npm"
-    apt-get install -y -qq --no-install-recommends npm >>"$STAMP_DIR/apt-install.log" 2>&1 ||
+    apt_get install -y -qq --no-install-recommends npm >>"$STAMP_DIR/apt-install.log" 2>&1 ||
         die_log "$STAMP_DIR/apt-install.log" "apt-get install of npm failed$(missing_packages)"
 fi
 mkdir -p "$(dirname "$PKG_STAMP")"
