@@ -118,7 +118,7 @@ step "apt sources (deb-src, bookworm-backports)"
 derive_sources
 # Another set-up (a second build tree, a bare root sharing this machine's
 # dpkg) may hold apt's locks for a while: wait for them, not fail.
-apt_get() { apt-get -o DPkg::Lock::Timeout=900 "$@"; }
+apt_get() { apt-get "$1" -o DPkg::Lock::Timeout=900 "${@:2}"; }
 
 step "apt-get update"
 apt_get update -qq >"$STAMP_DIR/apt-update.log" 2>&1 ||
