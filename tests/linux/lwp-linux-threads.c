@@ -135,6 +135,12 @@ static unsigned long outer = 1500, inner = 100, interval = 996;
 static int nthreads = 4;
 /* Rounds each thread runs up to; lowered to MIN_ROUNDS when told to stop. */
 static volatile uint64_t round_limit;
+/*
+ * Every thread is runnable before any starts its rounds, so each
+ * sched_yield() finds another thread to switch to on a fast machine too:
+ * otherwise the first threads can be done before the last ones start.
+ */
+static pthread_barrier_t start_line;
 
 /* The instructions counted per round: p0, INNER * p1-p3, p4, p6, p7, p8 */
 #define STREAM_PERIOD (3 * inner + 5)
@@ -247,6 +253,7 @@ static void *thread_main(void *arg)
     t->cb.event[LWP_EV_IRE - 1].interval = interval;
     t->cb.event[LWP_EV_IRE - 1].counter = interval;
 
+    pthread_barrier_wait(&start_line);
     t->rounds = works[t->id].fn(&t->cb, &round_limit, inner);
 
     sigemptyset(&io);
@@ -409,6 +416,7 @@ int main(int argc, char **argv)
         note("%d threads run until a BREAK or 'q' on standard input", nthreads);
     }
     sigaction(SIGIO, &sa, NULL);
+    pthread_barrier_init(&start_line, NULL, nthreads);
     for (int i = 0; i < nthreads; i++) {
         struct thr *t = &thr[i];
 
