@@ -15,7 +15,9 @@
 #                      prof runs lwp-prof-guest.sh: lwp-prof record and
 #                      report, drained at the threshold interrupt;
 #                      mixed:B:N:R runs 'lwp-linux-threads -b B N R': N LWP
-#                      threads beside B processes that never use LWP)
+#                      threads beside B processes that never use LWP;
+#                      kselftest, kselftest32: the kernel's selftest
+#                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit)
 #
 # Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
 # '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
@@ -42,6 +44,8 @@ for t in $TESTS; do
     msvc) prog=/tests/lwp-msvc-port;;
     prof) prog=/tests/lwp-prof-guest.sh;;
     mixed) prog="/tests/lwp-linux-threads -b";;
+    kselftest) prog=/tests/lwp_64;;
+    kselftest32) prog=/tests/lwp_32;;
     *) prog=/tests/lwp-linux-$name;;
     esac
     echo "@@RUN $name"
