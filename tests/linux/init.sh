@@ -13,7 +13,11 @@
 #                      (names without the lwp-linux- prefix; msvc is
 #                      lwp-msvc-port, whose output the harness compares)
 #                      prof runs lwp-prof-guest.sh: lwp-prof record and
-#                      report, drained at the threshold interrupt)
+#                      report, drained at the threshold interrupt;
+#                      mixed:B:N:R runs 'lwp-linux-threads -b B N R': N LWP
+#                      threads beside B processes that never use LWP;
+#                      kselftest, kselftest32: the kernel's selftest
+#                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit)
 #
 # Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
 # '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
@@ -39,16 +43,19 @@ for t in $TESTS; do
     case $name in
     msvc) prog=/tests/lwp-msvc-port;;
     prof) prog=/tests/lwp-prof-guest.sh;;
+    mixed) prog="/tests/lwp-linux-threads -b";;
+    kselftest) prog=/tests/lwp_64;;
+    kselftest32) prog=/tests/lwp_32;;
     *) prog=/tests/lwp-linux-$name;;
     esac
     echo "@@RUN $name"
-    # shellcheck disable=SC2086 # args are words
+    # shellcheck disable=SC2086 # prog and args are words
     $prog $args
     echo "@@END $name rc=$?"
 done
 
 echo "@@DMESG-LWP"
 dmesg | grep -E "x86/fpu|x86/lwp"
-grep -E "^ *LWP:" /proc/interrupts
+grep -E "^ *(LWP|LWU):" /proc/interrupts
 echo "@@DONE $(cut -d' ' -f1 /proc/uptime)"
 poweroff -f

@@ -5,8 +5,10 @@
  *  - what the kernel makes available: CPUID 8000_001Ch EAX = EDX (LWP_CFG =
  *    all supported features), XCR0[62], the XSAVE component, the cpuinfo
  *    flag and the "LWP" line of /proc/interrupts; COREID = CPU number;
- *  - the threshold interrupt as SIGIO (POLL_IN, POLLIN|POLLRDNORM, fd -1)
- *    to the thread whose ring filled;
+ *  - the threshold signal: arch_prctl(ARCH_LWP_SET_SIGNAL) opts a thread
+ *    in and chooses the signal, which arrives with si_code SI_LWP_THRESHOLD
+ *    in the thread whose ring filled; a thread that did not opt in gets
+ *    nothing and its interrupts are counted on /proc/interrupts LWU;
  *  - fork, pthread_create and exec start with LWP disabled;
  *  - a signal handler starts with LWP disabled, the frame holds the LWP
  *    state, sigreturn restores it (also when the handler edits it validly),
@@ -105,6 +107,8 @@ static void test_available(void)
     report(a == 0x80 && b == 0x340, "CPUID 0Dh.3Eh: 80h bytes at 340h");
     report(file_contains("/proc/cpuinfo", " lwp"), "/proc/cpuinfo flags: lwp");
     report(file_contains("/proc/interrupts", "LWP:"), "/proc/interrupts: an LWP threshold interrupt line");
+    report(file_contains("/proc/interrupts", "LWU:"),
+           "/proc/interrupts: an LWU line (threshold interrupts that signalled nobody)");
 }
 
 /* COREID: every record names the CPU it was taken on. */
@@ -139,53 +143,139 @@ static void test_coreid(void)
 
 /* ---- the threshold interrupt -------------------------------------------- */
 
-static volatile int sigio_count, sigio_code, sigio_fd, sigio_bad_thread;
-static volatile long sigio_band;
-static volatile pid_t sigio_tid;
-static unsigned sigio_drained;
+/*
+ * The threshold signal: a thread that asked for one with
+ * arch_prctl(ARCH_LWP_SET_SIGNAL, sig) gets sig, si_code SI_LWP_THRESHOLD,
+ * for each threshold interrupt of its LWP state; nothing reaches a thread
+ * that did not ask (Documentation/x86/lwp.rst).  THRESHOLD_SIG is a
+ * real-time signal, SIGIO is watched too: neither may arrive unasked.
+ */
+#define THRESHOLD_SIG (SIGRTMIN + 2)
 
-static void on_sigio(int sig, siginfo_t *si, void *ctx)
+static volatile int thr_count, thr_signo, thr_code, thr_pid, thr_bad_thread, stray_count;
+static volatile pid_t thr_tid;
+static unsigned thr_drained;
+
+static void on_threshold(int sig, siginfo_t *si, void *ctx)
 {
-    (void)sig;
     (void)ctx;
-    sigio_count++;
-    sigio_code = si->si_code;
-    sigio_fd = si->si_fd;
-    sigio_band = si->si_band;
-    sigio_bad_thread |= gettid_() != sigio_tid;
+    if (!thr_tid) {
+        stray_count++;
+        return;
+    }
+    thr_count++;
+    thr_signo = sig;
+    thr_code = si->si_code;
+    thr_pid = si->si_pid;
+    thr_bad_thread |= gettid_() != thr_tid;
     /* LWP is disabled here; drain the ring. */
     uint32_t head = ((volatile struct lwpcb *)&cb)->head;
     uint32_t tail = cb.tail;
-    sigio_drained += ((head - tail + sizeof(ring)) % sizeof(ring)) / LWP_RECORD;
+    thr_drained += ((head - tail + sizeof(ring)) % sizeof(ring)) / LWP_RECORD;
     ((volatile struct lwpcb *)&cb)->tail = head;
 }
 
-static void test_sigio(void)
+static void *unasked_thread(void *arg)
 {
-    struct sigaction sa = { .sa_sigaction = on_sigio, .sa_flags = SA_SIGINFO };
+    (void)arg;
+    long got = lwp_get_signal();
 
+    setup_cb(&cb2, ring2, sizeof(ring2), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
+    cb2.threshold = 8 * LWP_RECORD;
+    llwpcb(&cb2);
+    spin(400000);
+    llwpcb(0);
+    return (void *)got;
+}
+
+static void test_threshold_signal(void)
+{
+    struct sigaction sa = { .sa_sigaction = on_threshold, .sa_flags = SA_SIGINFO };
+    long long lwp0, lwu0, lwp1, lwu1;
+    sigset_t pending;
+    pthread_t t;
+    void *ret;
+
+    sigaction(THRESHOLD_SIG, &sa, NULL);
     sigaction(SIGIO, &sa, NULL);
-    sigio_tid = gettid_();
+
+    /* The arch_prctl calls, as documented */
+    report(lwp_get_signal() == 0, "ARCH_LWP_GET_SIGNAL: a program starts with no threshold signal");
+    errno = 0;
+    report(lwp_set_signal(SIGKILL) == -1 && errno == EINVAL, "ARCH_LWP_SET_SIGNAL refuses SIGKILL");
+    errno = 0;
+    report(lwp_set_signal(SIGSTOP) == -1 && errno == EINVAL, "ARCH_LWP_SET_SIGNAL refuses SIGSTOP");
+    errno = 0;
+    report(lwp_set_signal(65) == -1 && errno == EINVAL, "ARCH_LWP_SET_SIGNAL refuses 65, not a signal");
+    report(lwp_get_signal() == 0, "a refused signal leaves none set");
+
+    /* 1. Not opted in: INT set, interrupts counted on LWU, nobody signalled. */
+    lwp0 = proc_interrupts("LWP");
+    lwu0 = proc_interrupts("LWU");
     setup_cb(&cb, ring, sizeof(ring), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
     cb.threshold = 8 * LWP_RECORD;
     llwpcb(&cb);
     spin(400000);
     llwpcb(0);
+    lwp1 = proc_interrupts("LWP");
+    lwu1 = proc_interrupts("LWU");
+    sigpending(&pending);
+    note("not opted in: %lld LWP interrupts, %lld of them signalled nobody (LWU)",
+         lwp1 - lwp0, lwu1 - lwu0);
+    report(lwp1 - lwp0 >= 1, "a thread that did not opt in still raises the threshold interrupt");
+    report(lwu1 - lwu0 == lwp1 - lwp0, "each of its interrupts is counted on /proc/interrupts LWU");
+    report(stray_count == 0 && !sigismember(&pending, SIGIO) &&
+           !sigismember(&pending, THRESHOLD_SIG),
+           "a thread that did not opt in gets no signal, SIGIO or other");
+
+    /* 2. Opted in: THRESHOLD_SIG with SI_LWP_THRESHOLD, drains the ring. */
+    report(lwp_set_signal(THRESHOLD_SIG) == 0 && lwp_get_signal() == THRESHOLD_SIG,
+           "ARCH_LWP_SET_SIGNAL(SIGRTMIN+2), read back by ARCH_LWP_GET_SIGNAL");
+    thr_tid = gettid_();
+    lwu0 = proc_interrupts("LWU");
+    setup_cb(&cb, ring, sizeof(ring), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
+    cb.threshold = 8 * LWP_RECORD;
+    llwpcb(&cb);
+    spin(400000);
+    llwpcb(0);
+    lwu1 = proc_interrupts("LWU");
     report(cb.flags == ((1u << LWP_EV_IRE) | LWP_FLAG_INT),
            "LLWPCB keeps IRE and INT: both available");
     uint32_t left = ((cb.head - cb.tail + sizeof(ring)) % sizeof(ring)) / LWP_RECORD;
-    signal(SIGIO, SIG_DFL);
-    note("%d SIGIO, %u records drained in the handler, %u left, %llu missed",
-         sigio_count, sigio_drained, left, (unsigned long long)cb.missed);
-    report(sigio_count >= 50, "threshold interrupts arrive as SIGIO (%d)", sigio_count);
-    report(sigio_code == POLL_IN && sigio_fd == -1 &&
-           sigio_band == (POLLIN | POLLRDNORM),
-           "siginfo: si_code POLL_IN, si_band POLLIN|POLLRDNORM, si_fd -1");
-    report(!sigio_bad_thread, "SIGIO runs in the thread whose ring filled");
+    note("%d threshold signals, %u records drained in the handler, %u left, %llu missed",
+         thr_count, thr_drained, left, (unsigned long long)cb.missed);
+    report(thr_count >= 50, "threshold interrupts arrive as the chosen signal (%d)", thr_count);
+    report(thr_signo == THRESHOLD_SIG && thr_code == SI_LWP_THRESHOLD && thr_pid == 0,
+           "siginfo: the chosen signal, si_code SI_LWP_THRESHOLD (0x40), si_pid 0 "
+           "(signal %d, code %#x)", thr_signo, thr_code);
+    report(!thr_bad_thread, "the signal runs in the thread whose ring filled");
+    report(lwu1 == lwu0, "no interrupt of an opted-in thread goes unclaimed (LWU +%lld)",
+           lwu1 - lwu0);
     report(cb.missed == 0, "MissedEvents 0: the handler kept up");
     /* 800002 instructions counted (2 per iteration + the call's), period 1000 */
-    unsigned total = sigio_drained + left;
+    unsigned total = thr_drained + left;
     report(total >= 799 && total <= 801, "%u IRE records for ~800000 instructions at period 1000", total);
+
+    /*
+     * 3. Another thread of the same process, which did not opt in: its
+     * interrupts signal nobody, not this opted-in thread.
+     */
+    thr_count = 0;
+    lwp0 = proc_interrupts("LWP");
+    lwu0 = proc_interrupts("LWU");
+    pthread_create(&t, NULL, unasked_thread, NULL);
+    pthread_join(t, &ret);
+    lwp1 = proc_interrupts("LWP");
+    lwu1 = proc_interrupts("LWU");
+    report(ret == NULL, "a new thread starts with no threshold signal (%ld)", (long)ret);
+    report(lwp1 - lwp0 >= 1 && lwu1 - lwu0 == lwp1 - lwp0 && thr_count == 0 && stray_count == 0,
+           "a thread that did not opt in, beside one that did: %lld interrupts, %lld unclaimed, "
+           "%d signals", lwp1 - lwp0, lwu1 - lwu0, thr_count + stray_count);
+
+    report(lwp_set_signal(0) == 0 && lwp_get_signal() == 0, "ARCH_LWP_SET_SIGNAL(0) opts out");
+    thr_tid = 0;
+    signal(THRESHOLD_SIG, SIG_DFL);
+    signal(SIGIO, SIG_DFL);
 }
 
 /* ---- new tasks --------------------------------------------------------------- */
@@ -218,15 +308,16 @@ static void test_new_tasks(void)
     report(slwpcb() == &cb, "the creating thread keeps its LWPCB");
     report(cb.head == 0, "the new thread's records went to its own ring only");
 
+    lwp_set_signal(SIGRTMIN + 3);
     pid = fork();
     if (pid == 0) {
-        int child_ok = slwpcb() == NULL;
+        int child_ok = slwpcb() == NULL && lwp_get_signal() == 0;
         __lwpins32(1, 2, 3);       /* LWP disabled: stores nothing */
         _exit(child_ok && cb.head == 0 ? 0 : 1);
     }
     waitpid(pid, &status, 0);
     report(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-           "a forked child starts with LWP disabled");
+           "a forked child starts with LWP disabled and no threshold signal");
     report(slwpcb() == &cb, "the parent keeps LWP after fork");
     __lwpins32(1, 2, 3);
     void *now = slwpcb();
@@ -237,12 +328,15 @@ static void test_new_tasks(void)
     pid = fork();
     if (pid == 0) {
         llwpcb(&cb);
+        lwp_set_signal(SIGRTMIN + 3);
         execl("/proc/self/exe", "lwp-linux-abi", "--exec-check", (char *)NULL);
         _exit(2);
     }
     waitpid(pid, &status, 0);
     report(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-           "a program starts with LWP disabled after exec (status %#x)", status);
+           "a program starts with LWP disabled and no threshold signal after exec "
+           "(status %#x)", status);
+    lwp_set_signal(0);
 }
 
 /* ---- signal delivery and sigreturn -------------------------------------------- */
@@ -272,7 +366,8 @@ static uint64_t frame_bv;
 static void on_usr1(int sig, siginfo_t *si, void *ctx)
 {
     ucontext_t *uc = ctx;
-    uint8_t *xs = (uint8_t *)uc->uc_mcontext.fpregs;
+    /* The XSAVE area: after the 112-byte FSAVE header in a 32-bit frame */
+    uint8_t *xs = (uint8_t *)uc->uc_mcontext.fpregs + (sizeof(long) == 4 ? 112 : 0);
     struct lwp_xstate *lwp = (struct lwp_xstate *)(xs + LWP_XSTATE_OFFSET);
     uint64_t *bv = (uint64_t *)(xs + XSTATE_BV_OFFSET);
 
@@ -516,6 +611,7 @@ static void fault_child(int c)
         }
         llwpcb(c1);
         break;
+#ifdef __x86_64__
     case CB_KERNEL:
         fault_lo = 0xffffffff81000000ull;
         fault_hi = fault_lo + 0x1000;
@@ -533,6 +629,7 @@ static void fault_child(int c)
         llwpcb(c1);
         spin(1000);
         break;
+#endif
     }
     _exit(0);   /* no fault */
 }
@@ -541,7 +638,14 @@ static void test_faults(void)
 {
     for (int c = 0; c < FAULT_END; c++) {
         int status;
-        pid_t pid = fork();
+        pid_t pid;
+
+        if (sizeof(long) == 4 && (c == CB_KERNEL || c == CB_NONCANONICAL || c == RING_KERNEL)) {
+            /* A 32-bit program has neither kernel nor non-canonical addresses. */
+            note("32-bit: not applicable: %s", fault_name[c]);
+            continue;
+        }
+        pid = fork();
 
         if (pid == 0) {
             fault_child(c);
@@ -555,15 +659,15 @@ static void test_faults(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--exec-check")) {
-        return slwpcb() == NULL ? 0 : 1;
+        return slwpcb() == NULL && lwp_get_signal() == 0 ? 0 : 1;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_available();
     test_coreid();
-    test_sigio();
+    test_threshold_signal();
     test_new_tasks();
     test_signals();
     test_ptrace();
     test_faults();
-    return report_summary("lwp-linux-abi");
+    return report_summary(sizeof(long) == 4 ? "lwp-linux-abi (32-bit)" : "lwp-linux-abi");
 }

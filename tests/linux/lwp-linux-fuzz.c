@@ -12,6 +12,11 @@
  *    overwrites random bytes of the frame's LWP component (and sometimes
  *    XSTATE_BV) before sigreturn, then more counted instructions.
  *
+ * Each child first calls arch_prctl(ARCH_LWP_SET_SIGNAL) with a random
+ * argument, then opts in to the threshold signal by round: none, SIGIO or
+ * SIGRTMIN+4 (whose default actions terminate).  A child may die of its
+ * threshold signal only if it asked for it.
+ *
  * The kernel is alive if this program ends and prints its summary; the
  * harness also fails the run on any oops, BUG or WARNING in the console.
  *
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
 {
     unsigned rounds = argc > 1 ? strtoul(argv[1], NULL, 0) : 400;
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed1234abcdull;
-    unsigned died[65] = { 0 }, exited = 0, hung = 0;
+    unsigned died[65] = { 0 }, exited = 0, hung = 0, unasked = 0;
     struct sigaction sa = { .sa_sigaction = on_usr2, .sa_flags = SA_SIGINFO };
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -192,9 +197,13 @@ int main(int argc, char **argv)
 
         rng_state = seed + r * 0x9e3779b97f4a7c15ull;
         rng_state |= 1;
+        int optin = r % 3 == 0 ? 0 : r % 3 == 1 ? SIGIO : SIGRTMIN + 4;
+
         pid = fork();
         if (pid == 0) {
             alarm(20);
+            lwp_set_signal((long)rnd());
+            lwp_set_signal(optin);
             if (r % 2) {
                 round_crafted_frame();
             } else {
@@ -208,12 +217,17 @@ int main(int argc, char **argv)
         } else if (WIFSIGNALED(status)) {
             hung += WTERMSIG(status) == SIGALRM;
             died[WTERMSIG(status) & 63]++;
+            unasked += (WTERMSIG(status) == SIGIO || WTERMSIG(status) == SIGRTMIN + 4) &&
+                       WTERMSIG(status) != optin;
         }
     }
-    note("%u rounds: %u exited, SIGSEGV %u, SIGBUS %u, SIGILL %u, SIGIO %u, other %u",
-         rounds, exited, died[SIGSEGV], died[SIGBUS], died[SIGILL], died[SIGIO],
-         rounds - exited - died[SIGSEGV] - died[SIGBUS] - died[SIGILL] - died[SIGIO]);
+    unsigned rt4 = died[(SIGRTMIN + 4) & 63];
+
+    note("%u rounds: %u exited, SIGSEGV %u, SIGBUS %u, SIGILL %u, SIGIO %u, SIGRTMIN+4 %u, "
+         "other %u", rounds, exited, died[SIGSEGV], died[SIGBUS], died[SIGILL], died[SIGIO], rt4,
+         rounds - exited - died[SIGSEGV] - died[SIGBUS] - died[SIGILL] - died[SIGIO] - rt4);
     report(!hung, "no round hung (%u)", hung);
+    report(!unasked, "no child died of a threshold signal it did not ask for (%u)", unasked);
     report(died[SIGSEGV] > 0 && exited > 0,
            "bad LWPCBs and frames end in SIGSEGV, good ones run to the end");
     report(1, "the kernel survived %u fuzz rounds", rounds);

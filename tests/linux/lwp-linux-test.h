@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/lwp-user-abi.h"
@@ -36,6 +38,65 @@ struct lwp_xstate {
 #define LWP_XSTATE_OFFSET 0x340
 #define XSTATE_BV_OFFSET 512
 #define XFEATURE_MASK_LWP (1ull << 62)
+
+/*
+ * The threshold signal ABI (patches/linux 0004, Documentation/x86/lwp.rst):
+ * a thread opts in and picks the signal; it arrives with this si_code.
+ */
+#ifndef ARCH_LWP_SET_SIGNAL
+#define ARCH_LWP_SET_SIGNAL 0x6001
+#define ARCH_LWP_GET_SIGNAL 0x6002
+#endif
+#ifndef SI_LWP_THRESHOLD
+#define SI_LWP_THRESHOLD 0x40
+#endif
+
+static inline long lwp_set_signal(long sig)
+{
+    return syscall(SYS_arch_prctl, ARCH_LWP_SET_SIGNAL, sig);
+}
+
+static inline long lwp_get_signal(void)
+{
+    return syscall(SYS_arch_prctl, ARCH_LWP_GET_SIGNAL, 0L);
+}
+
+/* The sum over CPUs of a /proc/interrupts line ("LWP", "LWU"), or -1. */
+static inline long long proc_interrupts(const char *name)
+{
+    char line[4096];
+    size_t len = strlen(name);
+    long long sum = -1;
+    FILE *f = fopen("/proc/interrupts", "r");
+
+    while (f && fgets(line, sizeof(line), f)) {
+        const char *p = line;
+        char *end;
+
+        while (*p == ' ') {
+            p++;
+        }
+        if (strncmp(p, name, len) || p[len] != ':') {
+            continue;
+        }
+        p += len + 1;
+        sum = 0;
+        for (;;) {
+            long long v = strtoll(p, &end, 10);
+
+            if (end == p) {
+                break;
+            }
+            sum += v;
+            p = end;
+        }
+        break;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return sum;
+}
 
 static int lt_tests, lt_failures;
 

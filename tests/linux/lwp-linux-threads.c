@@ -32,13 +32,26 @@
  * no room for its records; the expected count comes from the rounds the
  * thread actually ran.
  *
- * The threshold interrupt (SIGIO) drains the ring in a handler, which runs
- * with LWP disabled (no counted instructions), and moves the thread to the
- * next CPU, so that its LWP state is restored on another CPU each time.
- * MissedEvents must stay 0.  sched_yield() in the loop gives the context
- * switches, counted with getrusage(RUSAGE_THREAD).
+ * Each thread opts in to the threshold signal with its own choice of
+ * signal (arch_prctl(ARCH_LWP_SET_SIGNAL): SIGIO for even threads,
+ * SIGRTMIN+1 for odd ones, Documentation/x86/lwp.rst), which drains the
+ * ring in a handler, which runs with LWP disabled (no counted
+ * instructions), and moves the thread to the next CPU, so that its LWP
+ * state is restored on another CPU each time.  MissedEvents must stay 0.
+ * sched_yield() in the loop gives the context switches, counted with
+ * getrusage(RUSAGE_THREAD).
  *
- *   lwp-linux-threads [threads [rounds [inner [interval]]]]
+ * -b N: bystanders.  N processes that never use LWP and handle no signal
+ * (SIGIO's and SIGRTMIN+1's default action terminates them; half of them
+ * block every signal instead and check that none is pending) ping-pong
+ * bytes over pipes in pairs, with sched_yield(), from before the first LWP
+ * thread starts until after the last one ends, so that the CPUs switch
+ * between LWP threads and processes that must never see an LWP threshold
+ * signal: a threshold interrupt taken late, after a context switch, must
+ * still reach the thread whose ring filled (patches/linux 0004).  Each
+ * must exit with status 0 after its last round trip.
+ *
+ *   lwp-linux-threads [-b bystanders] [threads [rounds [inner [interval]]]]
  *
  * rounds 0: every thread runs until the harness says stop on the program's
  * standard input, the guest's serial console: a BREAK on the line (QMP
@@ -56,7 +69,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <termios.h>
 
 #include "lwp-linux-test.h"
@@ -122,7 +137,9 @@ struct thr {
     int last_core;
     unsigned char offset_ok[NOFFSETS];   /* offset OFFSET(i) explains them all */
     struct lwp_record first[FIRST_RECORDS];
-    unsigned sigio, bad_sigio;
+    unsigned sigio, bad_sigio, below_threshold;
+    int sig;
+    long sig_readback;
     long ncpu;
     int cpu_next;
     uint64_t rounds;
@@ -214,20 +231,23 @@ static void drain(struct thr *t)
     cb->tail = tail;
 }
 
-static void on_sigio(int sig, siginfo_t *si, void *ctx)
+static void on_threshold(int sig, siginfo_t *si, void *ctx)
 {
     struct thr *t = self;
     cpu_set_t set;
+    uint32_t used;
 
-    (void)sig;
     (void)ctx;
-    if (!t || si->si_code != POLL_IN || si->si_fd != -1) {
+    if (!t || si->si_code != SI_LWP_THRESHOLD || sig != t->sig) {
         if (t) {
             t->bad_sigio++;
         }
         return;
     }
     t->sigio++;
+    /* A hint only (Documentation/x86/lwp.rst); exact mode: never below. */
+    used = (t->cb.head - t->cb.tail + sizeof(t->ring)) % sizeof(t->ring);
+    t->below_threshold += used < t->cb.threshold;
     drain(t);
     /* Move on: the LWP state is restored on another CPU after sigreturn. */
     if (t->ncpu > 1) {
@@ -245,6 +265,7 @@ static void *thread_main(void *arg)
     sigset_t io;
 
     self = t;
+    t->sig_readback = lwp_set_signal(t->sig) ? -1 : lwp_get_signal();
     memset(&t->cb, 0, sizeof(t->cb));
     t->cb.flags = (1u << LWP_EV_IRE) | LWP_FLAG_INT;
     t->cb.buffer_size = sizeof(t->ring);
@@ -257,7 +278,7 @@ static void *thread_main(void *arg)
     t->rounds = works[t->id].fn(&t->cb, &round_limit, inner);
 
     sigemptyset(&io);
-    sigaddset(&io, SIGIO);
+    sigaddset(&io, t->sig);
     pthread_sigmask(SIG_BLOCK, &io, NULL);
     drain(t);
     getrusage(RUSAGE_THREAD, &ru);
@@ -299,9 +320,12 @@ static void check_thread(struct thr *t, unsigned *all_ok)
                  pos_index(t, t->first[k].ip, &owner), stream_pos((k + 1) * period - 1));
         }
     }
-    note("thread %d: %llu rounds, %u records, %u SIGIO, %ld context switches, "
-         "%u CoreId changes, offset %d", t->id, (unsigned long long)t->rounds, t->nrec,
-         t->sigio, t->csw, t->coreid_changes, d);
+    note("thread %d: %llu rounds, %u records, %u threshold signals (%u with the ring "
+         "below the threshold), %ld context switches, %u CoreId changes, offset %d", t->id,
+         (unsigned long long)t->rounds, t->nrec, t->sigio, t->below_threshold, t->csw,
+         t->coreid_changes, d);
+    report(t->sig_readback == t->sig, "thread %d: opted in to signal %d (ARCH_LWP_GET_SIGNAL %ld)",
+           t->id, t->sig, t->sig_readback);
     report(t->nrec > 0 && t->own == t->nrec && !t->foreign,
            "thread %d: all %u records carry its own loop's addresses (%u of other threads')",
            t->id, t->nrec, t->foreign);
@@ -312,8 +336,8 @@ static void check_thread(struct thr *t, unsigned *all_ok)
            (unsigned long long)t->rounds, t->nrec);
     report(t->cb.missed == 0, "thread %d: MissedEvents 0 (%llu)", t->id,
            (unsigned long long)t->cb.missed);
-    report(t->sigio > 0 && !t->bad_sigio, "thread %d: %u threshold SIGIOs drained its ring",
-           t->id, t->sigio);
+    report(t->sigio > 0 && !t->bad_sigio, "thread %d: %u threshold signals (%d, si_code "
+           "SI_LWP_THRESHOLD) drained its ring, %u others", t->id, t->sigio, t->sig, t->bad_sigio);
     if (t->ncpu > 1) {
         report(t->coreid_changes > 0, "thread %d: profiled on several CPUs (%u CoreId changes)",
                t->id, t->coreid_changes);
@@ -384,9 +408,121 @@ static void wait_for_stop(void)
     note("stop: %s; each thread ends its round (at least %d rounds)", why, MIN_ROUNDS);
 }
 
+/* ---- bystanders: processes that never use LWP ------------------------------ */
+
+#define MAX_BYSTANDERS 16
+
+struct bystanders {
+    volatile int stop;
+    volatile unsigned long trips[MAX_BYSTANDERS];
+};
+
+static struct bystanders *by;
+static pid_t by_pid[MAX_BYSTANDERS];
+static int nbystanders;
+
+/*
+ * Bystander @i of a pair: the even one sends a byte and waits for the
+ * answer until told to stop, then sends 'x'; the odd one answers each byte
+ * until 'x'.  Bystanders 0-1, 4-5, ... keep every default signal action;
+ * 2-3, 6-7, ... block every signal and fail if one is pending at the end.
+ */
+static int bystander(int i, int to, int from)
+{
+    int blocker = (i / 2) % 2;
+    sigset_t all, pending;
+    char c = 'p';
+
+    if (blocker) {
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, NULL);
+    }
+    for (;;) {
+        if (i % 2 == 0) {
+            c = by->stop ? 'x' : 'p';
+            if (write(to, &c, 1) != 1 || (c != 'x' && read(from, &c, 1) != 1)) {
+                return 2;
+            }
+        } else if (read(from, &c, 1) != 1 || (c != 'x' && write(to, &c, 1) != 1)) {
+            return 2;
+        }
+        if (c == 'x') {
+            break;
+        }
+        by->trips[i]++;
+        sched_yield();
+    }
+    if (slwpcb() != NULL) {
+        return 3;
+    }
+    if (blocker) {
+        sigpending(&pending);
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (sigismember(&pending, sig) == 1) {
+                return 100 + sig;
+            }
+        }
+    }
+    return 0;
+}
+
+static void start_bystanders(void)
+{
+    by = mmap(NULL, sizeof(*by), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (by == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    for (int i = 0; i < nbystanders; i += 2) {
+        int ab[2], ba[2];
+
+        if (pipe(ab) || pipe(ba)) {
+            perror("pipe");
+            exit(2);
+        }
+        for (int k = 0; k < 2; k++) {
+            by_pid[i + k] = fork();
+            if (by_pid[i + k] == 0) {
+                _exit(bystander(i + k, k ? ba[1] : ab[1], k ? ab[0] : ba[0]));
+            }
+        }
+        close(ab[0]);
+        close(ab[1]);
+        close(ba[0]);
+        close(ba[1]);
+    }
+}
+
+/* After the last LWP thread ended: stop the bystanders and judge them. */
+static void stop_bystanders(void)
+{
+    int clean = 0, ran = 0;
+
+    by->stop = 1;
+    for (int i = 0; i < nbystanders; i++) {
+        int status;
+
+        waitpid(by_pid[i], &status, 0);
+        if (WIFSIGNALED(status)) {
+            note("bystander %d: killed by signal %d after %lu round trips", i, WTERMSIG(status),
+                 by->trips[i]);
+        } else if (WEXITSTATUS(status) >= 100) {
+            note("bystander %d: signal %d was pending", i, WEXITSTATUS(status) - 100);
+        } else if (WEXITSTATUS(status)) {
+            note("bystander %d: exit status %d", i, WEXITSTATUS(status));
+        }
+        clean += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        ran += by->trips[i] > 0;
+    }
+    note("bystanders: %lu round trips of bystander 0", by->trips[0]);
+    report(clean == nbystanders, "%d bystander processes that never used LWP: none received "
+           "a signal or died (%d clean exits)", nbystanders, clean);
+    report(ran == nbystanders, "every bystander ran beside the LWP threads (%d)", ran);
+}
+
 int main(int argc, char **argv)
 {
-    struct sigaction sa = { .sa_sigaction = on_sigio, .sa_flags = SA_SIGINFO };
+    struct sigaction sa = { .sa_sigaction = on_threshold, .sa_flags = SA_SIGINFO };
     pthread_t tid[MAX_THREADS];
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long csw = 0;
@@ -394,6 +530,15 @@ int main(int argc, char **argv)
     uint64_t rounds = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 2 && !strcmp(argv[1], "-b")) {
+        nbystanders = atoi(argv[2]);
+        if (nbystanders < 0 || nbystanders > MAX_BYSTANDERS || nbystanders % 2) {
+            fprintf(stderr, "%s: -b takes an even number up to %d\n", argv[0], MAX_BYSTANDERS);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc > 1) {
         nthreads = atoi(argv[1]);
     }
@@ -415,12 +560,17 @@ int main(int argc, char **argv)
     if (!outer) {
         note("%d threads run until a BREAK or 'q' on standard input", nthreads);
     }
+    if (nbystanders) {
+        start_bystanders();     /* before the handlers: they have none */
+    }
     sigaction(SIGIO, &sa, NULL);
+    sigaction(SIGRTMIN + 1, &sa, NULL);
     pthread_barrier_init(&start_line, NULL, nthreads);
     for (int i = 0; i < nthreads; i++) {
         struct thr *t = &thr[i];
 
         t->id = i;
+        t->sig = i % 2 ? SIGRTMIN + 1 : SIGIO;
         t->ncpu = ncpu;
         t->cpu_next = (i + 1) % ncpu;
         memset(t->offset_ok, 1, sizeof(t->offset_ok));
@@ -431,6 +581,9 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < nthreads; i++) {
         pthread_join(tid[i], NULL);
+    }
+    if (nbystanders) {
+        stop_bystanders();
     }
     for (int i = 0; i < nthreads; i++) {
         check_thread(&thr[i], &all_ok);

@@ -111,7 +111,7 @@ static int env_signal(const char *name, int dflt)
     } else {
         v = strtol(s, &end, 10);
         if (*end || end == s) {
-            /* glibc names signal 29 POLL; Linux delivers LWP's threshold as SIGIO */
+            /* glibc names signal 29 POLL; accept its usual name too */
             v = !strcmp(s, "IO") ? SIGIO : -1;
             for (int i = 1; i < SIGRTMIN; i++) {
                 if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), s)) {
@@ -181,6 +181,12 @@ static void read_caps(void)
             "not available (CPUID 8000_001Ch EAX[31] clear): this OS does not "
             "deliver it; unset it to drain from a timer");
     }
+    if (cfg.threshold_signal && syscall(SYS_arch_prctl, ARCH_LWP_GET_SIGNAL, 0L) < 0) {
+        die("a threshold signal (--threshold-signal, LWP_PROF_THRESHOLD_SIGNAL) is set "
+            "but this kernel does not deliver LWP's threshold interrupt as a signal "
+            "(arch_prctl ARCH_LWP_GET_SIGNAL: %s); unset it to drain from a timer",
+            strerror(errno));
+    }
     __cpuid_count(0xD, 62, a, b, c, d);
     caps.xsave_offset = a >= 128 ? b : 0;
 }
@@ -246,6 +252,12 @@ struct lwp_thread *thread_begin(int check_interval)
     pthread_mutex_unlock(&threads_lock);
     self = t;
 
+    /* Each thread asks for its own threshold signal, before it can cross. */
+    if (cfg.threshold_signal &&
+        syscall(SYS_arch_prctl, ARCH_LWP_SET_SIGNAL, (long)cfg.threshold_signal)) {
+        die("arch_prctl(ARCH_LWP_SET_SIGNAL, %d) failed: %s", cfg.threshold_signal,
+            strerror(errno));
+    }
     __llwpcb(t->cb);
     if (!(cb32(t, CB_FLAGS) & (1u << cfg.event))) {
         __llwpcb(NULL);

@@ -110,10 +110,10 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 static int signal_is_ours(const siginfo_t *si)
 {
-    if (cfg.threshold_signal) {
+    if (cfg.threshold_signal && si->si_code == SI_LWP_THRESHOLD) {
         return 1;               /* the OS's threshold interrupt */
     }
-    if (si->si_code == SI_TIMER) {
+    if (!cfg.threshold_signal && si->si_code == SI_TIMER) {
         return si->si_value.sival_ptr == TIMER_COOKIE;
     }
     return si->si_code == SI_TKILL && si->si_pid == owner_pid && exit_drain_requested;
