@@ -18,6 +18,11 @@
  * can check that a seed gives the same run every time (test_latitude.py).
  * The last part ends the session at CPL 3 and leaves: a late interrupt
  * then arrives in code that never used LWP, at CPL 0.
+ *
+ * With "migrate=1" the guest instead meets one threshold and stops in
+ * latitude_armed() with the interrupt pending, where the harness
+ * (test_latitude_migrate.py) holds it with a gdbstub breakpoint, saves it
+ * and restores it in a new QEMU; the interrupt must then come once.
  */
 #include "libguest.h"
 #include "apic.h"
@@ -33,6 +38,14 @@ static struct lwp_record ring[RING_RECORDS] __attribute__((aligned(32)));
 static volatile unsigned irq_count;
 static volatile uintptr_t irq_loops;
 static volatile unsigned irq_cpl;
+
+/* Set by the harness, through the gdbstub, when it has restored the guest. */
+volatile uint32_t restored;
+
+static bool migrated(void)
+{
+    return restored;
+}
 
 static void lwp_irq(struct ex_regs *regs)
 {
@@ -155,9 +168,49 @@ static void test_late_after_session(unsigned long delay)
     }
 }
 
+/* The harness's breakpoint: the interrupt is pending here. */
+void __attribute__((noinline)) latitude_armed(void)
+{
+    asm volatile("" ::: "memory");
+}
+
+static void test_pending_across_migration(unsigned long delay)
+{
+    uintptr_t loops = delay / 3 + 64;
+    int tries = 0;
+
+    /* A draw can come out below the few instructions before the stop. */
+    do {
+        arm_lwpcb();
+        llwpcb(&cb);
+        irq_count = 0;
+        asm volatile("sti");
+        lwpins(0, 1, 0);
+        if (!irq_count) {
+            latitude_armed();
+        }
+        asm volatile("xor %%ecx, %%ecx\n"
+                     "1:\tinc %%ecx\n\t"
+                     "cmp %0, %%ecx\n\t"
+                     "jb 1b\n\t"
+                     "cli" : : "r"((uint32_t)loops) : "ecx", "memory", "cc");
+        llwpcb(0);
+    } while (++tries < 4 && irq_count == 1 && !migrated());
+    report(migrated(), "stopped with the interrupt pending (%d tries)", tries);
+    report(irq_count == 1, "after the restore: the pending interrupt, once (%u)", irq_count);
+}
+
 int main(void)
 {
     unsigned long delay = cmdline_ulong("delay", 0);
+
+    if (cmdline_ulong("migrate", 0)) {
+        lwp_os_enable(0, VECTOR);
+        set_irq_handler(VECTOR, lwp_irq);
+        apic_enable();
+        test_pending_across_migration(delay);
+        return 0;
+    }
 
     lwp_os_enable(0, VECTOR);
     set_irq_handler(VECTOR, lwp_irq);
