@@ -31,6 +31,9 @@ bool x86_lwp_realize(X86CPU *cpu, Error **errp)
         return false;
     }
 #endif
+    if (!x86_lwp_latitude_realize(cpu, errp)) {
+        return false;
+    }
     if (!(env->features[FEAT_8000_0001_ECX] & CPUID_EXT3_LWP)) {
         return true;
     }
@@ -82,7 +85,13 @@ void x86_lwp_reset(X86CPU *cpu)
     env->lwp_cfg = lwp_cfg_written(0, (cpu->lwp_caps.features & ~LWP_FEAT_INT) |
                                    core_id << 32);
 #endif
+    x86_lwp_latitude_reset(cpu);
     x86_lwp_state_changed(env);
+}
+
+void x86_lwp_unrealize(X86CPU *cpu)
+{
+    x86_lwp_latitude_unrealize(cpu);
 }
 
 void x86_lwp_new_task(CPUX86State *env)

@@ -15,8 +15,13 @@ static inline void x86_lwp_raise_threshold_irq(CPUX86State *env,
 {
 }
 #else
-/* Signal @vector on the local APIC of the CPU that owns @env (hw/intc/). */
+/*
+ * The threshold was met: deliver @vector now, or later in latitude mode
+ * (lwp-latitude.c).
+ */
 void x86_lwp_raise_threshold_irq(CPUX86State *env, uint8_t vector);
+/* Signal @vector on the local APIC of the CPU that owns @env (hw/intc/). */
+void x86_lwp_deliver_threshold_irq(CPUX86State *env, uint8_t vector);
 #endif
 
 #endif

@@ -62,6 +62,14 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind);
 bool x86_lwp_realize(X86CPU *cpu, Error **errp);
 /* Reset LWP state (linux-user also makes LWP available, as its OS would). */
 void x86_lwp_reset(X86CPU *cpu);
+/* At the CPU's unrealize: what realize made (latitude mode's timer). */
+void x86_lwp_unrealize(X86CPU *cpu);
+
+/* Latitude mode (lwp-latitude.c, docs/lwp-latitude.rst). */
+bool x86_lwp_latitude_on(X86CPU *cpu);
+bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp);
+void x86_lwp_latitude_unrealize(X86CPU *cpu);
+void x86_lwp_latitude_reset(X86CPU *cpu);
 /* CPUID Fn8000_001C for @env (all zero unless the CPU has LWP). */
 void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
                    uint32_t *ecx, uint32_t *edx);
@@ -69,6 +77,7 @@ void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
 #ifndef CONFIG_USER_ONLY
 /* The "cpu/lwp" migration subsection (validated on load). */
 extern const VMStateDescription vmstate_x86_lwp;
+extern const VMStateDescription vmstate_x86_lwp_latitude;
 #endif
 
 /* LWP registers and live state for "info registers" / -d cpu. */

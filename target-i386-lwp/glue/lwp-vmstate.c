@@ -71,7 +71,7 @@ static bool lwp_state_needed(void *opaque)
     X86CPU *cpu = opaque;
 
     return (cpu->env.xcr0 & XSTATE_LWP_MASK) || cpu->env.lwp_cfg ||
-           cpu->env.lwp.cbaddr;
+           cpu->env.lwp.cbaddr || cpu->lwp_latitude.irq_pending;
 }
 
 /* The model's check (lwp_state_check) for this CPU. */
@@ -128,5 +128,9 @@ const VMStateDescription vmstate_x86_lwp = {
         VMSTATE_UINT64(env.lwp.limit_ip, X86CPU),
         VMSTATE_UINT64(env.lwp.rng, X86CPU),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_x86_lwp_latitude,
+        NULL
     }
 };

@@ -67,6 +67,11 @@ refusals = [
     ('max,lwp-version=0', "'lwp-version'"),
     ('max,lwp-event-offset=84', "'lwp-event-offset'"),
     ('max,lwp-event-offset=80', "'lwp-event-offset'"),
+    # Latitude mode (docs/lwp-latitude.rst): a window beyond its bound, a
+    # delay with no LWP to delay, a seed that is not a number.
+    ('max,lwp-irq-delay=1000000001', "lwp-irq-delay=1000000001 is out of range"),
+    ('max,-lwp,lwp-irq-delay=10', "lwp-irq-delay needs the CPU feature 'lwp'"),
+    ('max,lwp-seed=banana', "lwp-seed"),
 ]
 for cpu, msg in refusals:
     p = run('-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-nodefaults', '-display', 'none', '-S',

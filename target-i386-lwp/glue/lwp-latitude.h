@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qemu-lwp: latitude mode, the timing freedoms AMD pub. 43724 gives an LWP
+ * implementation, taken on purpose and seeded (docs/lwp-latitude.rst).
+ * Kept in X86CPU: the properties, and the state that a pending late event
+ * needs across migration.
+ */
+#ifndef QEMU_LWP_LATITUDE_H
+#define QEMU_LWP_LATITUDE_H
+
+/*
+ * "lwp-irq-delay" bound: one second of guest time at one instruction per
+ * nanosecond, several scheduler time slices of a guest OS.
+ */
+#define LWP_LATITUDE_IRQ_DELAY_MAX 1000000000u
+
+typedef struct QemuLwpLatitude {
+    uint64_t seed;          /* "lwp-seed" */
+    uint32_t irq_delay;     /* "lwp-irq-delay": latest delivery, instructions */
+
+    uint64_t rng;           /* the draws' generator, seeded at reset */
+    int64_t irq_deadline;   /* QEMU_CLOCK_VIRTUAL, while irq_pending */
+    uint8_t irq_pending;
+    uint8_t irq_vector;     /* LWP_CFG's vector when the threshold was met */
+    QEMUTimer *irq_timer;   /* system mode only */
+} QemuLwpLatitude;
+
+#endif
