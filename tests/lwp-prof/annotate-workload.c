@@ -13,6 +13,13 @@
 
 static uintptr_t hot, warm;
 
+/*
+ * The tree that built this (tests/lwp-prof/meson.build): ccache hashes the
+ * preprocessed source, so the string keeps one object, and one DWARF
+ * comp_dir, per build directory.
+ */
+const char workload_build_dir[] = WORKLOAD_BUILD_DIR;
+
 __attribute__((noinline)) void annotate_me(unsigned long n)
 {
     asm volatile("lea 1f(%%rip), %0\n\tmov %1, %%rcx\n1:\tloop 1b" /* HOT */
