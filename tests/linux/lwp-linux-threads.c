@@ -483,6 +483,13 @@ static void start_bystanders(void)
         for (int k = 0; k < 2; k++) {
             by_pid[i + k] = fork();
             if (by_pid[i + k] == 0) {
+                /*
+                 * Only its own ends: if the other one dies (a stray
+                 * threshold signal's default action), the read sees EOF
+                 * and the pair ends, judged, instead of waiting forever.
+                 */
+                close(k ? ab[1] : ba[1]);
+                close(k ? ba[0] : ab[0]);
                 _exit(bystander(i + k, k ? ba[1] : ab[1], k ? ab[0] : ba[0]));
             }
         }
