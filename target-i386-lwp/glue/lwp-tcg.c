@@ -728,30 +728,36 @@ static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
 {
     CPUState *cs = env_cpu(env);
     uint32_t cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
+    /*
+     * Cut to its own length: one translation per TB, reused, that stores
+     * the record when the crossing instruction retires.  Under -icount a
+     * helper may raise the threshold interrupt only at the end of a TB:
+     * cut after the crossing instruction.
+     */
+    bool own_length = !(env->lwp_tcg.tb_flags & HF_LWP_IPF_MASK) &&
+                      !(cflags & CF_USE_ICOUNT);
 
-    if (!(env->lwp_tcg.tb_flags & HF_LWP_IPF_MASK) &&
-        !(cflags & CF_USE_ICOUNT)) {
-        /*
-         * Cut to its own length: one translation per TB, reused, that
-         * stores the record when the crossing instruction retires.  Under
-         * -icount a helper may raise the threshold interrupt only at the
-         * end of a TB: cut after the crossing instruction.
-         */
+    if (own_length) {
         split = icount;
-        trace_lwp_tb_split(env->eip, split);
-        if (FIELD_EX64(info, LWP_TB_INFO, GOTO)) {
-            /*
-             * Translated already (the common case): the TB goes on there,
-             * at its start, as nothing of it has run.
-             */
-            const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
+    }
+    /*
+     * A TB of TCG_MAX_INSNS (512) instructions has a length the count
+     * field cannot hold: 512 would be CF_NO_GOTO_TB, the lookup would find
+     * the uncut TB, which crosses again, for ever.  Cut it to 511; its last
+     * instruction starts the next TB, which decides for itself.
+     */
+    split = MIN(split, CF_COUNT_MASK);
+    trace_lwp_tb_split(env->eip, split);
+    if (own_length && FIELD_EX64(info, LWP_TB_INFO, GOTO)) {
+        /*
+         * Translated already (the common case): the TB goes on there, at
+         * its start, as nothing of it has run.
+         */
+        const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
 
-            if (next) {
-                return next;
-            }
+        if (next) {
+            return next;
         }
-    } else {
-        trace_lwp_tb_split(env->eip, split);
     }
     /* Else translate it in the main loop. */
     cs->cflags_next_tb = cflags | split;
