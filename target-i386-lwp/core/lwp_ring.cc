@@ -156,15 +156,17 @@ struct RingView {
     }
 };
 
-// Access's interface for the common case only: long mode (no wrap at
-// 4 GiB), every access allowed, no access touching bytes an earlier write
-// of the same store wrote.  Anything else answers false with nothing
-// recorded, and the store is left to the general path, which reports the
-// fault or gets the corner right; so this class decides no rule itself.
+// Access's interface for the common case only: every access allowed, none
+// wrapping around the top of the linear address space (4 GiB outside long
+// mode), none touching bytes an earlier write of the same store wrote.
+// Anything else answers false with nothing recorded, and the store is left
+// to the general path, which reports the fault or gets the corner right;
+// so this class decides no rule itself.
 class LeanAccess {
 public:
     LeanAccess(const LwpCpuEnv &env, const LwpMem &mem, LwpOutcome &out)
-        : bits_(canonical_bits(env)), mem_(mem), out_(out)
+        : long_mode_(env.mode64 || env.long_mode), bits_(canonical_bits(env)),
+          mem_(mem), out_(out)
     {
     }
 
@@ -191,7 +193,7 @@ public:
     bool write(uint64_t addr, const void *data, uint32_t len)
     {
         // ring_store makes at most three writes: record, MissedEvents, head.
-        if (out_.nwrites == kMaxStoreWrites || !usable(addr, len) ||
+        if (out_.nwrites == kMaxStoreWrites || !usable(&addr, len) ||
             !mem_.probe_write(mem_.opaque, addr, len)) {
             return false;
         }
@@ -222,13 +224,24 @@ public:
     }
 
 private:
-    // Canonical, and clear of every write recorded so far (a ring laid
-    // over the LWPCB's own fields is the general path's business).
-    bool usable(uint64_t addr, uint32_t len) const
+    // In one piece (canonical in long mode; below 4 GiB after the
+    // truncation Access::split makes outside it), and clear of every
+    // write recorded so far (a ring laid over the LWPCB's own fields is the
+    // general path's business).  *@addr becomes the linear address.
+    bool usable(uint64_t *addr_io, uint32_t len) const
     {
-        if (!canonical_range(addr, len, bits_)) {
-            return false;
+        uint64_t addr = *addr_io;
+        if (long_mode_) {
+            if (!canonical_range(addr, len, bits_)) {
+                return false;
+            }
+        } else {
+            addr &= kLinear32Mask;
+            if (addr + len > kLinear32Mask + 1) {
+                return false;
+            }
         }
+        *addr_io = addr;
         for (uint32_t i = 0; i < out_.nwrites; i++) {
             const LwpWrite &w = out_.writes[i];
             if (w.addr < addr + len && addr < w.addr + w.len) {
@@ -240,9 +253,10 @@ private:
 
     bool read(uint64_t addr, uint8_t *buf, uint32_t len)
     {
-        return usable(addr, len) && mem_.read(mem_.opaque, addr, buf, len);
+        return usable(&addr, len) && mem_.read(mem_.opaque, addr, buf, len);
     }
 
+    bool long_mode_;
     unsigned bits_;
     const LwpMem &mem_;
     LwpOutcome &out_;
@@ -337,10 +351,9 @@ bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
     using namespace lwp;
 
     // What only the general path handles: nothing to store, the cache to
-    // re-read after XRSTOR, a state LLWPCB would not have made, linear
-    // addresses that wrap at 4 GiB.
+    // re-read after XRSTOR, a state LLWPCB would not have made.
     if (!st->pending[0] || !st->cbaddr || !st->cache_valid ||
-        st->buffer_size < LWP_RECORD_SIZE || !(env->mode64 || env->long_mode)) {
+        st->buffer_size < LWP_RECORD_SIZE) {
         return false;
     }
     outcome_begin(out);

@@ -209,19 +209,36 @@ TEST_F(StoreFast, DeclinesWhenTheLwpcbCannotBeReadAtFull)
     EXPECT_TRUE(states_equal(st, before));
 }
 
-TEST_F(StoreFast, DeclinesLegacyModeAndAStaleCache)
+TEST_F(StoreFast, DeclinesAStoreWrappingAt4GiBAndAStaleCache)
 {
     start_ire();
     gather(1);
     LwpOutcome out;
     LwpStoreCommit commit;
     LwpCpuEnv legacy = env32(&caps);
-    EXPECT_FALSE(lwp_store_fast(&st, &legacy, mem.mem(), &out, &commit));
+    // Legacy mode: the record's 32 bytes would wrap around 4 GiB.
+    LwpState wrapping = st;
+    wrapping.buffer_base = 0xFFFFFFF0ull;
+    EXPECT_FALSE(lwp_store_fast(&wrapping, &legacy, mem.mem(), &out, &commit));
     st.cache_valid = 0;
     EXPECT_FALSE(lwp_store_fast(&st, &env, mem.mem(), &out, &commit));
     st.cache_valid = 1;
     st.pending[0] = 0;
     EXPECT_FALSE(lwp_store_fast(&st, &env, mem.mem(), &out, &commit));
+}
+
+TEST_F(StoreFast, StoresInLegacyModeAtTheTruncatedLinearAddress)
+{
+    start_ire();
+    env = env32(&caps);
+    // Linear addresses are 32 bits outside long mode (Access::split).
+    st.buffer_base = kRing | 0x500000000ull;
+    gather(0x33);
+    LwpOutcome out;
+    ASSERT_TRUE(store_fast(&out));
+    EXPECT_EQ(out.writes[0].addr, kRing);
+    EXPECT_EQ(mem.peek32(kRing + 4), 0x33u);
+    EXPECT_EQ(st.head, 32u);
 }
 
 TEST_F(StoreFast, DeclinesARingLaidOverTheLwpcbFieldsItWrites)
@@ -280,14 +297,16 @@ TEST_F(StoreFast, AgreesWithTheGeneralPath)
             m->poke32(kCb + 16, 0xAAAA);
         }
 
+        // Legacy mode, a third of the time: the same linear addresses.
+        const LwpCpuEnv e = rng() % 3 ? env : env32(&caps);
         LwpState general = s;
         LwpOutcome out_g;
-        lwp_store_pending(&general, &env, m2.mem(), &out_g);
+        lwp_store_pending(&general, &e, m2.mem(), &out_g);
 
         LwpState quick = s;
         LwpOutcome out_f;
         LwpStoreCommit commit;
-        if (!lwp_store_fast(&quick, &env, m1.mem(), &out_f, &commit)) {
+        if (!lwp_store_fast(&quick, &e, m1.mem(), &out_f, &commit)) {
             declined++;
             EXPECT_TRUE(states_equal(quick, s));
             continue;

@@ -282,9 +282,9 @@ void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
  * MissedEvents, BufferHeadOffset) and interrupt in @out and the new ring
  * position in @commit.  The caller performs @out as for any operation,
  * then calls lwp_store_commit.  False when the general path must decide
- * (a fault to report, the cache to re-read after XRSTOR, legacy mode, a
- * ring over the LWPCB's fields): then lwp_store_pending, and @out means
- * nothing.
+ * (a fault to report, the cache to re-read after XRSTOR, an access that
+ * wraps around the top of the linear address space, a ring over the
+ * LWPCB's fields): then lwp_store_pending, and @out means nothing.
  */
 typedef struct LwpStoreCommit {
     uint32_t head;            /* internal BufferHeadOffset after the store */
