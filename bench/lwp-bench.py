@@ -381,7 +381,12 @@ def main():
                     help='the loop in linux-user or the system guest, or the real programs')
     ap.add_argument('--program-runs', type=int,
                     help='runs per configuration of the real programs (default --runs)')
-    ap.add_argument('--programs', help='comma-separated subset of xz,bzip2,python3,loop')
+    ap.add_argument('--programs', help='comma-separated subset of xz,bzip2,python3,gzip,'
+                    'zstd,cc1,perl,sqlite3,sort,loop')
+    ap.add_argument('--program-configs',
+                    help='comma-separated configurations of the real programs (default '
+                    + ','.join(lwp_bench_programs.DEFAULT_CONFIGS) + '; all: '
+                    + ','.join(c[0] for c in lwp_bench_programs.CONFIGS) + ')')
     ap.add_argument('--user-rounds', type=int, default=25000)
     ap.add_argument('--system-rounds', type=int, default=20000)
     ap.add_argument('--probe-rounds', type=int, default=200)

@@ -33,18 +33,50 @@ for i in range(80000):
 print(len(d), s)
 '''
 
+PERL_SCRIPT = r'''
+my %h; my $s = 0;
+for my $i (1..40000) {
+    my $k = "k" . ($i * 7919 % 50021);
+    $h{$k} .= $i % 10; $s += length $h{$k};
+    $h{"x$s"} = $k if $i % 3 == 0;
+}
+my @k = sort { $h{$a} cmp $h{$b} or $a cmp $b } keys %h;
+print scalar(@k), " $s $k[0] $k[-1]\n";
+'''
+
+SQLITE_SCRIPT = (
+    "CREATE TABLE t(a INTEGER, b TEXT, c INTEGER); "
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<40000) "
+    "INSERT INTO t SELECT x, printf('w%d', (x*7919)%10007), (x*31)%977 FROM c; "
+    "CREATE INDEX tb ON t(b); "
+    "SELECT count(*), sum(c) FROM (SELECT b, c FROM t GROUP BY b, c); "
+    "SELECT b, count(*) FROM t GROUP BY b ORDER BY count(*) DESC, b LIMIT 3;")
+
+# The largest interval an EventInterval field holds (26-bit signed): almost
+# no records, so the run costs the per-block charge alone.
+INTERVAL_NONE = (1 << 25) - 1
+# The ring-full configuration's ring: 1024 records, never drained.
+FULL_RING_BYTES = 1024 * 32
+
 # key, description, which QEMU, event (0: none), interval, plugin
 CONFIGS = [
     ('stock', 'Debian QEMU, no LWP', 'stock', 0, 0, False),
     ('unused', 'ours, LWP unused', 'ours', 0, 0, False),
+    ('ire2^25', 'ours, instructions retired, interval 2^25 - 1 (almost no records)',
+     'ours', 2, INTERVAL_NONE, False),
     ('ire65535', 'ours, instructions retired, interval 65535', 'ours', 2, 65535, False),
     ('ire4095', 'ours, instructions retired, interval 4095', 'ours', 2, 4095, False),
     ('iremin', 'ours, instructions retired, interval 255 (min)', 'ours', 2, 255, False),
+    ('iremiss', 'ours, instructions retired, interval 255, a ring of 1024 records '
+     'that fills (missed events)', 'ours', 2, 255, False),
     ('bre65535', 'ours, branches retired, interval 65535', 'ours', 3, 65535, False),
     ('bre4095', 'ours, branches retired, interval 4095', 'ours', 3, 4095, False),
     ('bremin', 'ours, branches retired, interval 255 (min)', 'ours', 3, 255, False),
     ('plugin', 'ours, LWP unused, libinsn.so inline=on', 'ours', 0, 0, True),
 ]
+# What runs unless --program-configs says otherwise.
+DEFAULT_CONFIGS = ('stock', 'unused', 'ire2^25', 'ire65535', 'iremin', 'iremiss',
+                   'bremin', 'plugin')
 
 # name, numerator, denominator, target for real programs, target for the loop
 RATIOS = [
@@ -57,7 +89,60 @@ RATIOS = [
     ('bre4095/unused', 'bre4095', 'unused', None, None),
     ('bremin/plugin', 'bremin', 'plugin', 1.00, 1.00),
     ('plugin/unused', 'plugin', 'unused', None, None),
+    ('ire2^25/unused', 'ire2^25', 'unused', None, None),
+    ('iremiss/plugin', 'iremiss', 'plugin', None, None),
 ]
+
+
+def make_c_source(path, functions, seed):
+    """A C file of many small functions (loops, switches, calls) for cc1."""
+    r = random.Random(seed)
+    out = ['#include <stdio.h>', '#include <stdlib.h>', '#include <string.h>', '',
+           'struct item { int key; long val; char name[16]; struct item *next; };']
+    for i in range(functions):
+        call = 'f%d(it, n - 1, s)' % (i - 1) if i and r.random() < 0.5 else '0'
+        out.append('''static long f%d(struct item *it, int n, const char *s)
+{
+    long acc = %d;
+    for (int i = 0; i < n; i++) {
+        switch ((i * %d + it->key) %% 5) {
+        case 0: acc += it->val * %d + strlen(s); break;
+        case 1: acc ^= (acc << %d) | it->name[i %% 16]; break;
+        case 2: if (it->next) { acc -= it->next->val; it = it->next; } break;
+        case 3: acc = acc * %d %% %d; break;
+        default: snprintf(it->name, sizeof(it->name), "%%ld", acc); break;
+        }
+    }
+    return acc + %s;
+}''' % (i, r.randint(1, 1000), r.randint(2, 9), r.randint(2, 50), r.randint(1, 7),
+       r.randint(3, 99), r.randint(1000, 99999), call))
+    out.append('int main(int argc, char **argv)\n{\n    struct item a = {0};\n    long s = 0;')
+    out += ['    s += f%d(&a, argc, argv[0]);' % i for i in range(functions)]
+    out.append('    printf("%ld\\n", s);\n    return 0;\n}')
+    data = '\n'.join(out) + '\n'
+    if os.path.exists(path) and open(path).read() == data:
+        return
+    with open(path + '.tmp', 'w') as f:
+        f.write(data)
+    os.replace(path + '.tmp', path)
+
+
+def cc1_path():
+    """Debian gcc's cc1, as the driver finds it."""
+    try:
+        p = subprocess.run(['gcc', '-print-prog-name=cc1'], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, check=True)
+        return p.stdout.decode().strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'cc1'
+
+
+def per_event_ns(a, b, events):
+    """(min, median) of (CPU a - CPU b) / events in ns: what one event adds."""
+    if not a or not b or not events:
+        return None
+    return ((min(a) - min(b)) / events * 1e9,
+            (statistics.median(a) - statistics.median(b)) / events * 1e9)
 
 
 def make_text(path, size, seed):
@@ -90,6 +175,7 @@ class Program:
         self.ref = None           # sha256 of the output of the first good run
         self.insns = None         # instructions counted by the plugin
         self.records = {}         # config key -> (interval, records) of the last run
+        self.missed = {}          # config key -> MissedEvents of the last run
         self.errors = {}          # config key -> first failure
 
 
@@ -106,7 +192,11 @@ class ProgramBench:
         bz_in = os.path.join(out, 'text-2m')
         make_text(xz_in, 512 * 1024, 13)
         make_text(bz_in, 2 * 1024 * 1024, 17)
+        sort_in = os.path.join(out, 'text-8m')
+        make_text(sort_in, 8 * 1024 * 1024, 19)
         python = os.path.realpath('/usr/bin/python3')
+        c_in = os.path.join(out, 'cc1-input.c')
+        make_c_source(c_in, 25, 5)
         self.programs = [
             Program('xz', 'xz -6, 512 KiB of text', ['/usr/bin/xz', '-6', '-T1', '-c', xz_in]),
             Program('bzip2', 'bzip2 -9, 2 MiB of text',
@@ -114,16 +204,34 @@ class ProgramBench:
             # A fixed hash seed: the same dict work in every run.
             Program('python3', 'python3 dict/str loop',
                     [python, '-S', '-c', PYTHON_SCRIPT], ['PYTHONHASHSEED=0']),
+            Program('gzip', 'gzip -9, 2 MiB of text', ['/usr/bin/gzip', '-9', '-c', bz_in]),
+            # -T1 still compresses in a worker thread, which LWP does not
+            # follow (a new thread starts with LWP disabled, spec 8.4).
+            Program('zstd', 'zstd -9 --single-thread, 2 MiB of text',
+                    ['/usr/bin/zstd', '-q', '-9', '--single-thread', '-c', bz_in]),
+            Program('cc1', 'cc1 -O1 of a C file of 25 functions',
+                    [cc1_path(), '-quiet', '-O1', c_in, '-o', '/dev/stdout']),
+            # Fixed hash seeds: the same hash work in every run.
+            Program('perl', 'perl hash/sort script', ['/usr/bin/perl', '-e', PERL_SCRIPT],
+                    ['PERL_HASH_SEED=0', 'PERL_PERTURB_KEYS=0']),
+            Program('sqlite3', 'sqlite3 in-memory: insert, index, group by',
+                    ['/usr/bin/sqlite3', ':memory:', SQLITE_SCRIPT]),
+            Program('sort', 'sort, 8 MiB of text (C locale, one thread)',
+                    ['/usr/bin/sort', '--parallel=1', '-S', '64M', sort_in], ['LC_ALL=C']),
             Program('loop', 'bench/workload-user.c (dynamic), 6000 rounds',
                     [os.path.join(out, 'workload-user-dyn'), 'none', '0', '6000']),
         ]
         if args.programs:
             want = args.programs.split(',')
             self.programs = [p for p in self.programs if p.key in want]
-        self.configs = [c for c in CONFIGS]
+        want = (args.program_configs.split(',') if args.program_configs
+                else DEFAULT_CONFIGS)
+        self.configs = [c for c in CONFIGS if c[0] in want]
         self.na = {}
 
-    def ring_bytes(self, prog, interval):
+    def ring_bytes(self, prog, key, interval):
+        if key == 'iremiss':
+            return FULL_RING_BYTES
         insns = prog.insns or 4 * 10 ** 9
         need = insns // (interval + 1) * 32 * 5 // 4 + (1 << 20)
         # BufferSize has 28 bits (spec 7.1, figure 7-1): at most 256 MiB - 4 KiB.
@@ -140,7 +248,8 @@ class ProgramBench:
         if event:
             cmd += ['-E', 'LD_PRELOAD=' + self.preload,
                     '-E', 'QEMU_LWP_BENCH=%d:%d:%d' % (event, interval,
-                                                       self.ring_bytes(prog, interval))]
+                                                       self.ring_bytes(prog, key,
+                                                                       interval))]
         return cmd + prog.argv
 
     def run_one(self, prog, cfg):
@@ -176,9 +285,12 @@ class ProgramBench:
             if not m:
                 return 'no line from lwp-preload: %s' % err.strip()[-200:], cpu
             ev, n, rec, missed, bad = (int(x) for x in m.groups())
-            if ev != event or missed or bad or not rec:
+            # The ring-full configuration must miss, every other none.
+            if (ev != event or bad or not rec or
+                    bool(missed) != (key == 'iremiss')):
                 return 'event %d records %d missed %d bad %d' % (ev, rec, missed, bad), cpu
             prog.records[key] = (n, rec)
+            prog.missed[key] = missed
         return None, cpu
 
     def probe(self):
@@ -230,7 +342,7 @@ class ProgramBench:
         for p in progs:
             head += ' %15s' % p.key
         print(head)
-        for key, *_ in CONFIGS:
+        for key, *_ in self.configs:
             line = '  %-9s' % key
             for p in progs:
                 v = p.cpu.get(key)
@@ -266,13 +378,18 @@ class ProgramBench:
                     noisy.append('%s %s = %.3f (min %.3f)' % (p.key, name, rmed, rmin))
                 line += ' %6.3f (%5.3f) %-4s' % (rmed, rmin, verdict)
             print(line)
+        self.report_per_record(progs)
         lines = []
         for p in progs:
-            for key in ('ire65535', 'ire4095', 'iremin', 'bre65535', 'bremin'):
+            for key in ('ire65535', 'ire4095', 'iremin', 'iremiss', 'bre65535', 'bremin'):
                 if key not in p.records:
                     continue
                 n, rec = p.records[key]
                 what = '%-8s %-9s %10d records' % (p.key, key, rec)
+                if p.missed.get(key):
+                    what += ', %d missed events' % p.missed[key]
+                    lines.append(what)
+                    continue
                 if key.startswith('ire') and p.insns:
                     what += ', x %d / plugin insns = %.4f' % (n + 1, rec * (n + 1) / p.insns)
                 elif p.insns:
@@ -283,7 +400,7 @@ class ProgramBench:
                 lines.append('%-8s plugin    %10d instructions' % (p.key, p.insns))
         if lines:
             print()
-            print('Records stored by the last run (checked: no MissedEvents, sampled EventIds):')
+            print('Records stored by the last run (checked: MissedEvents only in iremiss, sampled EventIds):')
             print()
             for l in lines:
                 print('  ' + l)
@@ -296,6 +413,33 @@ class ProgramBench:
             for pk, k, e in failed:
                 print('  %-18s %s' % (pk + '/' + k, e))
         return misses, noisy, bool(failed)
+
+    def report_per_record(self, progs):
+        """What one record, one missed event and the per-block charge cost."""
+        print()
+        print('Per event, in ns of CPU time, min / median (the difference of the minima,')
+        print('and of the medians, of the two configurations, over the events of the')
+        print('last run):')
+        print('  record   (iremin - ire2^25) / records stored by iremin')
+        print('  missed   (iremiss - ire2^25) / missed events of iremiss')
+        print('  bre      (bremin - ire2^25) / records stored by bremin')
+        print('  block    ire2^25 - unused, seconds: the per-block charge of counting')
+        print()
+        print('  %-9s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns', 'bre ns',
+                                             'block s'))
+        for p in progs:
+            base = p.cpu.get('ire2^25')
+            cols = []
+            for key, events in (('iremin', p.records.get('iremin', (0, 0))[1]),
+                                ('iremiss', p.missed.get('iremiss', 0)),
+                                ('bremin', p.records.get('bremin', (0, 0))[1])):
+                v = per_event_ns(p.cpu.get(key), base, events)
+                cols.append('%6.1f / %6.1f' % v if v else 'n/a')
+            a, b = base, p.cpu.get('unused')
+            cols.append('%.3f / %.3f' % (min(a) - min(b),
+                                         statistics.median(a) - statistics.median(b))
+                        if a and b else 'n/a')
+            print('  %-9s %15s %15s %15s %15s' % (p.key, *cols))
 
 
 def run(args):

@@ -30,6 +30,21 @@ bool ip_filter_applies(const LwpState &st, const LwpCaps &caps)
     return caps.ip_filtering && (st.filters & LWP_FILTER_IPF);
 }
 
+// Table 6-2: each filter removes exactly one class of branches.
+int32_t branch_weight(const LwpState &st, unsigned branch)
+{
+    switch (branch) {
+    case LWP_BRANCH_COND:
+        return !(st.filters & LWP_FILTER_NCB);
+    case LWP_BRANCH_REL:
+        return !(st.filters & LWP_FILTER_NRB);
+    case LWP_BRANCH_ABS:
+        return !(st.filters & LWP_FILTER_NAB);
+    default:
+        return 0;
+    }
+}
+
 bool in_range(const LwpState &st, uint64_t ip)
 {
     return ip >= st.base_ip && ip <= st.limit_ip;
@@ -104,10 +119,9 @@ void lwp_hw_config(const LwpState *st, const LwpCaps *caps,
     cfg->ipf = (cfg->val || cfg->ire || cfg->bre) &&
                ip_filter_applies(*st, *caps);
     if (cfg->bre) {
-        // Table 6-2: each filter removes exactly one class of branches.
-        cfg->branch_weight[LWP_BRANCH_COND] = !(st->filters & LWP_FILTER_NCB);
-        cfg->branch_weight[LWP_BRANCH_REL] = !(st->filters & LWP_FILTER_NRB);
-        cfg->branch_weight[LWP_BRANCH_ABS] = !(st->filters & LWP_FILTER_NAB);
+        for (unsigned b = 0; b < LWP_BRANCH_CLASSES; b++) {
+            cfg->branch_weight[b] = branch_weight(*st, b);
+        }
     }
 }
 
@@ -172,19 +186,21 @@ unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
                     uint8_t records[2][LWP_RECORD_SIZE]) noexcept
 {
     const LwpCaps &caps = *env->caps;
-    LwpHwConfig cfg;
-    lwp_hw_config(st, &caps, &cfg);
-    if (cfg.ipf && !lwp_ip_counted(st, &caps, insn->ip)) {
+    // What lwp_hw_config would say, for these two events only: this runs
+    // for every record.
+    const bool ire = enabled(*st, caps, LWP_EVENT_IRE);
+    const bool bre = enabled(*st, caps, LWP_EVENT_BRE);
+    if ((!ire && !bre) || !lwp_ip_counted(st, &caps, insn->ip)) {
         return 0;
     }
     const uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
     unsigned n = 0;
     // 8.1: both events count; instructions retired is reported first.
-    if (cfg.ire && insn->counted && count_event(*st, LWP_EVENT_IRE)) {
+    if (ire && insn->counted && count_event(*st, LWP_EVENT_IRE)) {
         build_hw_record(records[n++], LWP_EVENT_IRE, core_id, *insn);
     }
-    const int32_t weight = cfg.branch_weight[insn->branch & 3];
-    if (cfg.bre && weight && count_event(*st, LWP_EVENT_BRE)) {
+    if (bre && branch_weight(*st, insn->branch & 3) &&
+        count_event(*st, LWP_EVENT_BRE)) {
         build_hw_record(records[n++], LWP_EVENT_BRE, core_id, *insn);
     }
     return n;

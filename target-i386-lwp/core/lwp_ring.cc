@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "lwp_address.h"
 #include "lwp_bytes.h"
+#include "lwp_outcome.h"
 #include "lwpcb.h"
 
 namespace lwp {
@@ -55,68 +57,29 @@ bool refresh_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
 }
 
 // Bytes between tail and head: what the program has not consumed yet.
-uint32_t space_used(const LwpState &st)
+template <typename Ring>
+uint32_t space_used(const Ring &st)
 {
     const uint64_t size = st.buffer_size;
     return static_cast<uint32_t>((st.head + size - st.tail % size) % size);
 }
 
-bool reread_tail(LwpState &st, Access &access)
+template <typename Ring, typename Acc>
+bool reread_tail(Ring &st, Acc &access)
 {
     return access.read_u32(st.cbaddr + kCbTail, &st.tail);
 }
 
-} // namespace
-
-bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
-{
-    return st.cache_valid || refresh_cache(st, env, access);
-}
-
-bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access)
-{
-    if (!st.pending[0]) {
-        return true;
-    }
-    uint8_t record[LWP_RECORD_SIZE];
-    memcpy(record, st.pending, sizeof(record));
-    bool missed;
-    if (!store_record(st, env, access, record, &missed)) {
-        return false;
-    }
-    memset(st.pending, 0, sizeof(st.pending));
-    // The event this record reports has now been stored: its counter
-    // restarts like after any other store.
-    const unsigned id = record[0];
-    if (id >= 1 && id <= cb_event_count(*env.caps) &&
-        (st.flags & event_bit(id))) {
-        reset_counter(st, id);
-    }
-    return true;
-}
-
-uint64_t next_random(uint64_t *rng)
-{
-    uint64_t x = *rng ? *rng : kRngSeed;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *rng = x;
-    return x * kRngMultiplier;
-}
-
-bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
-                  const uint8_t record[LWP_RECORD_SIZE], bool *missed)
+// Step 3 (store) and 4 (report) of section 1.1 with section 8.3's rules,
+// for a ring whose cached fields are valid.  Written once for the two
+// ways the model runs it: on the whole state through Access (the general
+// path), and on RingView through LeanAccess (lwp_store_fast).  @Ring has
+// LwpState's ring fields; @Acc has Access's interface.
+template <typename Ring, typename Acc>
+bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
+                bool *missed)
 {
     *missed = false;
-    // LLWPCB and XRSTOR never enable a ring smaller than one record; a
-    // state that claims otherwise did not come from the model.
-    if (st.buffer_size < LWP_RECORD_SIZE) {
-        return access.fail_gp();
-    }
-    if (!ensure_cache(st, env, access)) {
-        return false;
-    }
     if (!access.write(st.buffer_base + st.head, record, LWP_RECORD_SIZE)) {
         return false;
     }
@@ -165,6 +128,187 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
     return true;
 }
 
+// Step 5 for the event a stored record reports: its counter restarts like
+// after any other store.
+void restart_counter(LwpState &st, const LwpCaps &caps, unsigned id)
+{
+    if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
+        reset_counter(st, id);
+    }
+}
+
+// The ring fields of LwpState that ring_store reads and writes: what the
+// fast path works on instead of a copy of the whole state.
+struct RingView {
+    uint64_t cbaddr;
+    uint64_t buffer_base;
+    uint32_t buffer_size;
+    uint32_t head;
+    uint32_t flags;
+    uint32_t threshold;
+    uint32_t tail;
+
+    explicit RingView(const LwpState &st)
+        : cbaddr(st.cbaddr), buffer_base(st.buffer_base),
+          buffer_size(st.buffer_size), head(st.head), flags(st.flags),
+          threshold(st.threshold), tail(st.tail)
+    {
+    }
+};
+
+// Access's interface for the common case only: every access allowed, none
+// wrapping around the top of the linear address space (4 GiB outside long
+// mode), none touching bytes an earlier write of the same store wrote.
+// Anything else answers false with nothing recorded, and the store is left
+// to the general path, which reports the fault or gets the corner right;
+// so this class decides no rule itself.
+class LeanAccess {
+public:
+    LeanAccess(const LwpCpuEnv &env, const LwpMem &mem, LwpOutcome &out)
+        : long_mode_(env.mode64 || env.long_mode), bits_(canonical_bits(env)),
+          mem_(mem), out_(out)
+    {
+    }
+
+    bool read_u32(uint64_t addr, uint32_t *value)
+    {
+        uint8_t raw[4];
+        if (!read(addr, raw, sizeof(raw))) {
+            return false;
+        }
+        *value = load_le32(raw);
+        return true;
+    }
+
+    bool read_u64(uint64_t addr, uint64_t *value)
+    {
+        uint8_t raw[8];
+        if (!read(addr, raw, sizeof(raw))) {
+            return false;
+        }
+        *value = load_le64(raw);
+        return true;
+    }
+
+    bool write(uint64_t addr, const void *data, uint32_t len)
+    {
+        // ring_store makes at most three writes: record, MissedEvents, head.
+        if (out_.nwrites == kMaxStoreWrites || !usable(&addr, len) ||
+            !mem_.probe_write(mem_.opaque, addr, len)) {
+            return false;
+        }
+        LwpWrite &w = out_.writes[out_.nwrites++];
+        w.addr = addr;
+        w.len = len;
+        memcpy(w.data, data, len);
+        return true;
+    }
+
+    bool write_u32(uint64_t addr, uint32_t value)
+    {
+        uint8_t raw[4];
+        store_le32(raw, value);
+        return write(addr, raw, sizeof(raw));
+    }
+
+    bool write_u64(uint64_t addr, uint64_t value)
+    {
+        uint8_t raw[8];
+        store_le64(raw, value);
+        return write(addr, raw, sizeof(raw));
+    }
+
+    void signal_interrupt()
+    {
+        out_.interrupt = true;
+    }
+
+private:
+    // In one piece (canonical in long mode; below 4 GiB after the
+    // truncation Access::split makes outside it), and clear of every
+    // write recorded so far (a ring laid over the LWPCB's own fields is the
+    // general path's business).  *@addr becomes the linear address.
+    bool usable(uint64_t *addr_io, uint32_t len) const
+    {
+        uint64_t addr = *addr_io;
+        if (long_mode_) {
+            if (!canonical_range(addr, len, bits_)) {
+                return false;
+            }
+        } else {
+            addr &= kLinear32Mask;
+            if (addr + len > kLinear32Mask + 1) {
+                return false;
+            }
+        }
+        *addr_io = addr;
+        for (uint32_t i = 0; i < out_.nwrites; i++) {
+            const LwpWrite &w = out_.writes[i];
+            if (w.addr < addr + len && addr < w.addr + w.len) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    bool read(uint64_t addr, uint8_t *buf, uint32_t len)
+    {
+        return usable(&addr, len) && mem_.read(mem_.opaque, addr, buf, len);
+    }
+
+    bool long_mode_;
+    unsigned bits_;
+    const LwpMem &mem_;
+    LwpOutcome &out_;
+};
+
+} // namespace
+
+bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
+{
+    return st.cache_valid || refresh_cache(st, env, access);
+}
+
+bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access)
+{
+    if (!st.pending[0]) {
+        return true;
+    }
+    uint8_t record[LWP_RECORD_SIZE];
+    memcpy(record, st.pending, sizeof(record));
+    bool missed;
+    if (!store_record(st, env, access, record, &missed)) {
+        return false;
+    }
+    memset(st.pending, 0, sizeof(st.pending));
+    restart_counter(st, *env.caps, record[0]);
+    return true;
+}
+
+uint64_t next_random(uint64_t *rng)
+{
+    uint64_t x = *rng ? *rng : kRngSeed;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    return x * kRngMultiplier;
+}
+
+bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
+                  const uint8_t record[LWP_RECORD_SIZE], bool *missed)
+{
+    // LLWPCB and XRSTOR never enable a ring smaller than one record; a
+    // state that claims otherwise did not come from the model.
+    if (st.buffer_size < LWP_RECORD_SIZE) {
+        return access.fail_gp();
+    }
+    if (!ensure_cache(st, env, access)) {
+        return false;
+    }
+    return ring_store(st, access, record, missed);
+}
+
 bool count_event(LwpState &st, unsigned id)
 {
     // Counters are 26-bit fields in the LWPCB and the XSAVE area: saturate
@@ -197,3 +341,41 @@ void reset_counter(LwpState &st, unsigned id)
 }
 
 } // namespace lwp
+
+extern "C" {
+
+bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
+                    const LwpMem *mem, LwpOutcome *out,
+                    LwpStoreCommit *commit) noexcept
+{
+    using namespace lwp;
+
+    // What only the general path handles: nothing to store, the cache to
+    // re-read after XRSTOR, a state LLWPCB would not have made.
+    if (!st->pending[0] || !st->cbaddr || !st->cache_valid ||
+        st->buffer_size < LWP_RECORD_SIZE) {
+        return false;
+    }
+    outcome_begin(out);
+    LeanAccess access(*env, *mem, *out);
+    RingView ring(*st);
+    bool missed;
+    if (!ring_store(ring, access, st->pending, &missed)) {
+        return false;
+    }
+    commit->head = ring.head;
+    commit->tail = ring.tail;
+    return true;
+}
+
+void lwp_store_commit(LwpState *st, const LwpCaps *caps,
+                      const LwpStoreCommit *commit) noexcept
+{
+    const unsigned id = st->pending[0];
+    st->head = commit->head;
+    st->tail = commit->tail;
+    memset(st->pending, 0, sizeof(st->pending));
+    lwp::restart_counter(*st, *caps, id);
+}
+
+} // extern "C"

@@ -33,25 +33,6 @@ bool bytes_clear(const CbImage &cb, uint32_t begin, uint32_t end)
 
 } // namespace
 
-uint32_t cb_bytes(const LwpCaps &caps)
-{
-    return static_cast<uint32_t>(caps.cb_size) * 8;
-}
-
-unsigned cb_event_count(const LwpCaps &caps)
-{
-    // Clamp to what the LWPCB really has room for, so that inconsistent
-    // capabilities can never make the model index outside it.
-    const uint32_t size = cb_bytes(caps);
-    unsigned count = caps.max_events < LWP_MAX_EVENT ? caps.max_events
-                                                     : LWP_MAX_EVENT;
-    if (caps.event_offset < kCbFixedEnd || caps.event_offset >= size) {
-        return 0;
-    }
-    const unsigned room = (size - caps.event_offset) / 8;
-    return count < room ? count : room;
-}
-
 uint32_t event_interval_offset(const LwpCaps &caps, unsigned id)
 {
     return caps.event_offset + 8 * (id - 1);

@@ -47,10 +47,26 @@ inline uint32_t event_bit(unsigned id)
 }
 
 // Bytes of the LWPCB (LwpCbSize quadwords).
-uint32_t cb_bytes(const LwpCaps &caps);
+inline uint32_t cb_bytes(const LwpCaps &caps)
+{
+    return static_cast<uint32_t>(caps.cb_size) * 8;
+}
 
 // Events with an EventIntervaln/EventCountern pair inside the LWPCB.
-unsigned cb_event_count(const LwpCaps &caps);
+// Inline: every record asks.
+inline unsigned cb_event_count(const LwpCaps &caps)
+{
+    // Clamp to what the LWPCB really has room for, so that inconsistent
+    // capabilities can never make the model index outside it.
+    const uint32_t size = cb_bytes(caps);
+    unsigned count = caps.max_events < LWP_MAX_EVENT ? caps.max_events
+                                                     : LWP_MAX_EVENT;
+    if (caps.event_offset < kCbFixedEnd || caps.event_offset >= size) {
+        return 0;
+    }
+    const unsigned room = (size - caps.event_offset) / 8;
+    return count < room ? count : room;
+}
 
 // Offset of EventIntervaln; EventCountern follows at + 4.
 uint32_t event_interval_offset(const LwpCaps &caps, unsigned id);

@@ -247,6 +247,23 @@ static void lwp_guest_init(LwpGuestMem *m, LwpCpuEnv *cpu, CPUX86State *env,
 }
 
 /*
+ * Records are written one after another into a ring that is usually far
+ * larger than the cache: without a hint, each new cache line costs a wait
+ * for its read-for-ownership, which at the minimum interval weighs more
+ * than the rest of the store.  Ask for the line a few records ahead (a
+ * prefetch never faults, whatever the address).
+ */
+#define LWP_PREFETCH_AHEAD (4 * LWP_RECORD_SIZE)
+
+static void lwp_store_host(void *host, const LwpWrite *w)
+{
+    memcpy(host, w->data, w->len);
+    if (w->len == LWP_RECORD_SIZE) {
+        __builtin_prefetch((uint8_t *)host + LWP_PREFETCH_AHEAD, 1, 3);
+    }
+}
+
+/*
  * One write of the model (probed writable).  In system mode, straight into
  * host memory when it lies in one page of plain RAM (a record, the common
  * case).  Otherwise byte by byte through QEMU's store path (MMIO,
@@ -266,11 +283,23 @@ static void lwp_store_bytes(LwpGuestMem *m, const LwpWrite *w)
     if (w->len && -(w->addr | TARGET_PAGE_MASK) >= w->len &&
         probe_access_flags(m->env, w->addr, w->len, MMU_DATA_STORE,
                            m->mmu_idx, true, &host, m->ra) == 0 && host) {
-        memcpy(host, w->data, w->len);
+        lwp_store_host(host, w);
         return;
     }
     m->slow_write = true;
 #else
+    if (w->len && -(w->addr | TARGET_PAGE_MASK) >= w->len &&
+        !cpu_plugin_mem_cbs_enabled(env_cpu(m->env))) {
+        /*
+         * What cpu_stq_le_mmuidx_ra does for each 8 bytes, once: the
+         * store is made with the return address set, so that a host fault
+         * becomes the program's signal.
+         */
+        set_helper_retaddr(m->ra);
+        lwp_store_host(g2h(env_cpu(m->env), w->addr), w);
+        clear_helper_retaddr();
+        return;
+    }
     for (; j + 8 <= w->len; j++) {
         uint64_t addr = w->addr + j;
 
@@ -612,16 +641,31 @@ static void lwp_step_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu,
     env->lwp = next;
 }
 
-/* Store st.pending; on a fault the record stays pending and #PF is raised. */
+/*
+ * Store st.pending; on a fault the record stays pending and #PF is raised.
+ * The model's fast path decides the common store without a copy of the
+ * state; the record stays pending until its writes are done, so a write
+ * that leaves the CPU loop (linux-user: a page unmapped since the probe)
+ * leaves it pending, as on the general path.
+ */
 static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
 {
-    uint8_t event = m->env->lwp.pending[0];
+    CPUX86State *env = m->env;
+    uint8_t event = env->lwp.pending[0];
+    LwpStoreCommit commit;
+    LwpOutcome out;
 
-    if (event) {
+    if (!event) {
+        return;
+    }
+    if (lwp_store_fast(&env->lwp, cpu, &m->ops, &out, &commit)) {
+        lwp_complete(m, &out);
+        lwp_store_commit(&env->lwp, cpu->caps, &commit);
+    } else {
         /* A fault is traced (lwp_fault) and raised by lwp_complete. */
         lwp_step_or_fault(m, cpu, lwp_store_pending);
-        trace_lwp_store(event, m->env->eip, LWP_OK, m->env->lwp.head);
     }
+    trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
 }
 
 /* Give back what a TB's fast path charged before it took the slow path. */
@@ -684,30 +728,36 @@ static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
 {
     CPUState *cs = env_cpu(env);
     uint32_t cflags = curr_cflags(cs) & ~CF_COUNT_MASK;
+    /*
+     * Cut to its own length: one translation per TB, reused, that stores
+     * the record when the crossing instruction retires.  Under -icount a
+     * helper may raise the threshold interrupt only at the end of a TB:
+     * cut after the crossing instruction.
+     */
+    bool own_length = !(env->lwp_tcg.tb_flags & HF_LWP_IPF_MASK) &&
+                      !(cflags & CF_USE_ICOUNT);
 
-    if (!(env->lwp_tcg.tb_flags & HF_LWP_IPF_MASK) &&
-        !(cflags & CF_USE_ICOUNT)) {
-        /*
-         * Cut to its own length: one translation per TB, reused, that
-         * stores the record when the crossing instruction retires.  Under
-         * -icount a helper may raise the threshold interrupt only at the
-         * end of a TB: cut after the crossing instruction.
-         */
+    if (own_length) {
         split = icount;
-        trace_lwp_tb_split(env->eip, split);
-        if (FIELD_EX64(info, LWP_TB_INFO, GOTO)) {
-            /*
-             * Translated already (the common case): the TB goes on there,
-             * at its start, as nothing of it has run.
-             */
-            const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
+    }
+    /*
+     * A TB of TCG_MAX_INSNS (512) instructions has a length the count
+     * field cannot hold: 512 would be CF_NO_GOTO_TB, the lookup would find
+     * the uncut TB, which crosses again, for ever.  Cut it to 511; its last
+     * instruction starts the next TB, which decides for itself.
+     */
+    split = MIN(split, CF_COUNT_MASK);
+    trace_lwp_tb_split(env->eip, split);
+    if (own_length && FIELD_EX64(info, LWP_TB_INFO, GOTO)) {
+        /*
+         * Translated already (the common case): the TB goes on there, at
+         * its start, as nothing of it has run.
+         */
+        const void *next = tcg_lookup_tb_ptr_cflags(cs, cflags | split);
 
-            if (next) {
-                return next;
-            }
+        if (next) {
+            return next;
         }
-    } else {
-        trace_lwp_tb_split(env->eip, split);
     }
     /* Else translate it in the main loop. */
     cs->cflags_next_tb = cflags | split;
@@ -738,14 +788,17 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
      * leaves it, and -icount must not have charged its instructions.
      */
     lwp_icount_give_back(cs, FIELD_EX64(info, LWP_TB_INFO, ICOUNT), true);
-    b = lwp_boundary_begin(env, 0);
-    lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
-    lwp_store_pending_or_fault(&mem, &cpu);
-    if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_step_or_fault(&mem, &cpu, lwp_prepare);
+    /* The model's view of memory only when it will access memory. */
+    if (env->lwp.pending[0] || (t->tb_flags & HF_LWP_IPF_MASK)) {
+        b = lwp_boundary_begin(env, 0);
+        lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
+        lwp_store_pending_or_fault(&mem, &cpu);
+        if (t->tb_flags & HF_LWP_IPF_MASK) {
+            lwp_step_or_fault(&mem, &cpu, lwp_prepare);
+        }
+        /* None of the TB has run: it may be left before its first one. */
+        lwp_boundary_end(env, &b, &mem);
     }
-    /* None of the TB has run: it may be left before its first instruction. */
-    lwp_boundary_end(env, &b, &mem);
 
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);

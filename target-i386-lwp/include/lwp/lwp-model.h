@@ -273,6 +273,32 @@ void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                        LwpOutcome *out) LWP_NOEXCEPT;
 
 /*
+ * The fast path of lwp_store_pending, for the record of every counter
+ * that crosses zero: the same ring protocol (store, full ring and
+ * MissedEvents, threshold, the tail re-read only when the ring looks full
+ * or past its threshold, section 8.3), without copying the state or going
+ * through the general memory transaction.  It changes nothing: true when
+ * it could decide the store, with its writes (at most three: the record,
+ * MissedEvents, BufferHeadOffset) and interrupt in @out and the new ring
+ * position in @commit.  The caller performs @out as for any operation,
+ * then calls lwp_store_commit.  False when the general path must decide
+ * (a fault to report, the cache to re-read after XRSTOR, an access that
+ * wraps around the top of the linear address space, a ring over the
+ * LWPCB's fields): then lwp_store_pending, and @out means nothing.
+ */
+typedef struct LwpStoreCommit {
+    uint32_t head;            /* internal BufferHeadOffset after the store */
+    uint32_t tail;            /* the tail last read */
+} LwpStoreCommit;
+
+bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
+                    const LwpMem *mem, LwpOutcome *out,
+                    LwpStoreCommit *commit) LWP_NOEXCEPT;
+/* The store lwp_store_fast decided is done: clear the pending record, reset its counter. */
+void lwp_store_commit(LwpState *st, const LwpCaps *caps,
+                      const LwpStoreCommit *commit) LWP_NOEXCEPT;
+
+/*
  * Re-read what XRSTOR did not restore (interval, threshold, IP range...)
  * from the LWPCB, if that has not happened yet.
  */
