@@ -13,9 +13,11 @@ property by name.
   test_latitude.py QEMU_SYSTEM QEMU_X86_64 RUN_GUEST IMAGE64 IMAGE32
 """
 import os
-import random
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from latitude import run_seed  # noqa: E402
 
 DELAY = 5000
 failures = 0
@@ -39,8 +41,7 @@ def run_guest(run_guest_py, qemu, image, cpu, delay):
 
 def main():
     qemu, qemu_user, run_guest_py, image64, image32 = sys.argv[1:6]
-    seed = int(os.environ.get('LWP_LATITUDE_SEED', random.randrange(1 << 63)))
-    print('# seed %d (replay: LWP_LATITUDE_SEED=%d)' % (seed, seed), flush=True)
+    seed = run_seed()
 
     for bits, image in (('64', image64), ('32', image32)):
         ok, _, bad = run_guest(run_guest_py, qemu, image, 'max', 0)

@@ -13,7 +13,6 @@ the machine's speed.  The seed is new each run and printed
   test_latitude_migrate.py QEMU_SYSTEM IMAGE ELF
 """
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
 from checks import report, summary_exit  # noqa: E402
 from gdb_rsp import Rsp, symbol_address  # noqa: E402
+from latitude import run_seed  # noqa: E402
 from qemu.machine import QEMUMachine  # noqa: E402
 
 DELAY = 1000000
@@ -50,8 +50,7 @@ def wait_migration(vm):
 
 def main():
     qemu, image, elf = sys.argv[1:4]
-    seed = int(os.environ.get('LWP_LATITUDE_SEED', random.randrange(1 << 63)))
-    print('# seed %d (replay: LWP_LATITUDE_SEED=%d)' % (seed, seed), flush=True)
+    seed = run_seed()
     cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d' % (DELAY, seed)
     armed = symbol_address(elf, 'latitude_armed')
     restored = symbol_address(elf, 'restored')

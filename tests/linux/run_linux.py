@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 import checks  # noqa: E402
+import latitude  # noqa: E402
 
 # Kernel-mode trouble only: user programs' own faults (intended here) are
 # logged as 'traps: prog[pid] general protection fault ip:...' at KERN_INFO.
@@ -235,7 +236,7 @@ def main():
                     help="echo everything the guest's programs print")
     args = ap.parse_args()
 
-    cmd = [args.qemu, '-accel', args.accel, '-cpu', args.cpu, '-smp', str(args.smp),
+    cmd = [args.qemu, '-accel', args.accel, '-cpu', latitude.resolve_cpu(args.cpu), '-smp', str(args.smp),
            '-m', args.memory, '-nodefaults', '-nographic', '-no-reboot',
            '-serial', 'stdio', '-kernel', args.kernel, '-initrd', args.initrd,
            '-append', kernel_cmdline(args.tests)]
