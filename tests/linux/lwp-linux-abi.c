@@ -188,6 +188,16 @@ static void *unasked_thread(void *arg)
     return (void *)got;
 }
 
+/* IRE with the threshold interrupt over 400,000 instructions of spin(). */
+static void profile_with_interrupts(void)
+{
+    setup_cb(&cb, ring, sizeof(ring), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
+    cb.threshold = 8 * LWP_RECORD;
+    llwpcb(&cb);
+    spin(400000);
+    llwpcb(0);
+}
+
 static void test_threshold_signal(void)
 {
     struct sigaction sa = { .sa_sigaction = on_threshold, .sa_flags = SA_SIGINFO };
@@ -212,11 +222,7 @@ static void test_threshold_signal(void)
     /* 1. Not opted in: INT set, interrupts counted on LWU, nobody signalled. */
     lwp0 = proc_interrupts("LWP");
     lwu0 = proc_interrupts("LWU");
-    setup_cb(&cb, ring, sizeof(ring), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
-    cb.threshold = 8 * LWP_RECORD;
-    llwpcb(&cb);
-    spin(400000);
-    llwpcb(0);
+    profile_with_interrupts();
     lwp1 = proc_interrupts("LWP");
     lwu1 = proc_interrupts("LWU");
     sigpending(&pending);
@@ -233,11 +239,7 @@ static void test_threshold_signal(void)
            "ARCH_LWP_SET_SIGNAL(SIGRTMIN+2), read back by ARCH_LWP_GET_SIGNAL");
     thr_tid = gettid_();
     lwu0 = proc_interrupts("LWU");
-    setup_cb(&cb, ring, sizeof(ring), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
-    cb.threshold = 8 * LWP_RECORD;
-    llwpcb(&cb);
-    spin(400000);
-    llwpcb(0);
+    profile_with_interrupts();
     lwu1 = proc_interrupts("LWU");
     report(cb.flags == ((1u << LWP_EV_IRE) | LWP_FLAG_INT),
            "LLWPCB keeps IRE and INT: both available");

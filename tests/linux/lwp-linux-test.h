@@ -39,17 +39,7 @@ struct lwp_xstate {
 #define XSTATE_BV_OFFSET 512
 #define XFEATURE_MASK_LWP (1ull << 62)
 
-/*
- * The threshold signal ABI (patches/linux 0004, Documentation/x86/lwp.rst):
- * a thread opts in and picks the signal; it arrives with this si_code.
- */
-#ifndef ARCH_LWP_SET_SIGNAL
-#define ARCH_LWP_SET_SIGNAL 0x6001
-#define ARCH_LWP_GET_SIGNAL 0x6002
-#endif
-#ifndef SI_LWP_THRESHOLD
-#define SI_LWP_THRESHOLD 0x40
-#endif
+#include "../../tools/lwp-prof/linux-lwp-abi.h"
 
 static inline long lwp_set_signal(long sig)
 {

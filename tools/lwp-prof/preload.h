@@ -33,20 +33,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "linux-lwp-abi.h"
 #include "lwp-prof-format.h"
-
-/*
- * Linux's LWP threshold signal ABI (Documentation/x86/lwp.rst of the
- * kernel series in patches/linux): each thread opts in and chooses the
- * signal, which arrives with si_code SI_LWP_THRESHOLD.
- */
-#ifndef ARCH_LWP_SET_SIGNAL
-#define ARCH_LWP_SET_SIGNAL 0x6001
-#define ARCH_LWP_GET_SIGNAL 0x6002
-#endif
-#ifndef SI_LWP_THRESHOLD
-#define SI_LWP_THRESHOLD 0x40
-#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define TOOL_FAILURE 125            /* exit status when profiling cannot start */
