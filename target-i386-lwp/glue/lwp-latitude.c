@@ -25,16 +25,6 @@
 #include "system/cpu-timers.h"
 #endif
 
-/* splitmix64: a seed of any value gives a well-mixed stream. */
-static uint64_t latitude_draw(QemuLwpLatitude *lat)
-{
-    uint64_t z = (lat->rng += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 bool x86_lwp_latitude_on(X86CPU *cpu)
 {
     return cpu->lwp_latitude.irq_delay != 0;
@@ -71,6 +61,16 @@ void x86_lwp_latitude_unrealize(X86CPU *cpu)
 }
 
 #else
+
+/* splitmix64: a seed of any value gives a well-mixed stream. */
+static uint64_t latitude_draw(QemuLwpLatitude *lat)
+{
+    uint64_t z = (lat->rng += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 static void latitude_irq_fire(void *opaque)
 {

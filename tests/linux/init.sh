@@ -16,6 +16,8 @@
 #                      report, drained at the threshold interrupt;
 #                      mixed:B:N:R runs 'lwp-linux-threads -b B N R': N LWP
 #                      threads beside B processes that never use LWP;
+#                      mixed-late:B:N:R the same under QEMU's latitude
+#                      mode (-l: late drains, MissedEvents accounted);
 #                      kselftest, kselftest32: the kernel's selftest
 #                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit)
 #
@@ -44,6 +46,7 @@ for t in $TESTS; do
     msvc) prog=/tests/lwp-msvc-port;;
     prof) prog=/tests/lwp-prof-guest.sh;;
     mixed) prog="/tests/lwp-linux-threads -b";;
+    mixed-late) prog="/tests/lwp-linux-threads -l -b";;
     kselftest) prog=/tests/lwp_64;;
     kselftest32) prog=/tests/lwp_32;;
     *) prog=/tests/lwp-linux-$name;;

@@ -92,6 +92,13 @@ const NumberProperty *number_property(const std::string &key)
     return nullptr;
 }
 
+// Latitude mode's settings (docs/lwp-latitude.rst): how QEMU times LWP's
+// events, not what CPUID offers, so no part of a pool's baseline.
+bool is_emulation_setting(const std::string &key)
+{
+    return key == "lwp-seed" || key == "lwp-irq-delay";
+}
+
 bool is_flag(const std::string &key)
 {
     LwpCaps scratch{};
@@ -121,6 +128,9 @@ void set_option(const std::string &host, LwpCaps &c, const std::string &key,
                 const std::string &raw)
 {
     const std::string value = trim(raw);
+    if (is_emulation_setting(key)) {
+        return;
+    }
     if (is_flag(key)) {
         set_flag(c, key, parse_bool(host, key, value));
     } else if (const NumberProperty *n = number_property(key)) {
@@ -211,7 +221,7 @@ LwpCaps caps_from_props(const std::string &host, const json &props)
     for (const auto &item : props.items()) {
         const std::string &key = item.key();
         const json &value = item.value();
-        if (key.rfind("lwp", 0) != 0) {
+        if (key.rfind("lwp", 0) != 0 || is_emulation_setting(key)) {
             continue;
         }
         if (is_flag(key)) {
