@@ -70,6 +70,18 @@ uint32_t bre_crossing(const LwpState &st, int32_t weight, const LwpTbShape &tb)
     return st.counter[LWP_EVENT_BRE] - weight < 0 ? tb.icount - 1 : kUnlimited;
 }
 
+// Whether the instructions-retired counter crosses zero in the TB once, at
+// its charged instruction @cross, and restarts from the overrun after the
+// TB exactly where it would have restarted at @cross: from exactly -1
+// there, the interval outlasts the instructions that follow (no second
+// crossing).  Random bits would be drawn over a different overrun.
+bool one_ire_crossing(const LwpState &st, const LwpTbShape &tb, uint32_t cross)
+{
+    return cross < tb.charged && st.counter[LWP_EVENT_IRE] >= 0 &&
+           st.random == 0 &&
+           tb.charged - cross - 1 < st.interval[LWP_EVENT_IRE];
+}
+
 // Figure 2-3 (generic record) and figure 2-4 (branch record).
 void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
                      uint8_t core_id, const LwpRetired &insn)
@@ -160,15 +172,11 @@ LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
         }
     }
 
-    uint32_t cross = kUnlimited;
-    if (cfg.ire) {
-        cross = ire_crossing(*st, *tb);
-    }
-    if (cfg.bre) {
-        const uint32_t b = bre_crossing(*st, cfg.branch_weight[tb->branch & 3],
-                                        *tb);
-        cross = b < cross ? b : cross;
-    }
+    const uint32_t ire_cross = cfg.ire ? ire_crossing(*st, *tb) : kUnlimited;
+    const uint32_t bre_cross =
+        cfg.bre ? bre_crossing(*st, cfg.branch_weight[tb->branch & 3], *tb)
+                : kUnlimited;
+    const uint32_t cross = bre_cross < ire_cross ? bre_cross : ire_cross;
     if (cross == kUnlimited) {
         if (cfg.ire) {
             st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged);
@@ -178,8 +186,32 @@ LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
         }
         return LWP_TB_CHARGE;
     }
+    if (tb->may_defer && !cfg.ipf && bre_cross == kUnlimited &&
+        one_ire_crossing(*st, *tb, ire_cross) && store_is_quiet(*st)) {
+        *split = ire_cross;
+        return LWP_TB_DEFER;
+    }
     *split = cross + 1;
     return LWP_TB_SPLIT;
+}
+
+bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                  const LwpTbShape *tb, uint64_t ip) noexcept
+{
+    if (!record_slot_writable(*st, *env, *mem)) {
+        return false;
+    }
+    const LwpCaps *caps = env->caps;
+    st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged);
+    if (enabled(*st, *caps, LWP_EVENT_BRE)) {
+        st->counter[LWP_EVENT_BRE] -= branch_weight(*st, tb->branch & 3);
+    }
+    LwpRetired insn{};
+    insn.ip = ip;
+    insn.counted = true;
+    build_hw_record(st->pending, LWP_EVENT_IRE, LWP_CFG_COREID(env->lwp_cfg),
+                    insn);
+    return true;
 }
 
 unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,

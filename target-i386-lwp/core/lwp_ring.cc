@@ -264,6 +264,37 @@ private:
 
 } // namespace
 
+bool store_is_quiet(const LwpState &st)
+{
+    if (st.pending[0] || !st.cbaddr || !st.cache_valid ||
+        st.buffer_size < LWP_RECORD_SIZE) {
+        return false;
+    }
+    // ring_store's threshold rule, decided on the tail last read: a ring
+    // that looks full may turn out not to be once re-read, and interrupt.
+    if (!(st.flags & kFlagsInt) || st.threshold > st.buffer_size) {
+        return true;
+    }
+    RingView ring(st);
+    const uint32_t next = (ring.head + LWP_RECORD_SIZE) % ring.buffer_size;
+    if (next == ring.tail) {
+        return false;
+    }
+    ring.head = next;
+    return space_used(ring) < ring.threshold;
+}
+
+bool record_slot_writable(const LwpState &st, const LwpCpuEnv &env,
+                          const LwpMem &mem)
+{
+    // The write ring_store starts with, probed: LeanAccess only records it.
+    static const uint8_t trial[LWP_RECORD_SIZE] = { 0 };
+    LwpOutcome out;
+    outcome_begin(&out);
+    LeanAccess access(env, mem, out);
+    return access.write(st.buffer_base + st.head, trial, sizeof(trial));
+}
+
 bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
 {
     return st.cache_valid || refresh_cache(st, env, access);

@@ -19,6 +19,17 @@ namespace lwp {
 bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
                   const uint8_t record[LWP_RECORD_SIZE], bool *missed);
 
+// Whether the store of one record, made now or later in the same state,
+// cannot raise the threshold interrupt (a full ring's missed event cannot)
+// and needs nothing re-read from the LWPCB.  Memory is not looked at: the
+// store may still fault.
+bool store_is_quiet(const LwpState &st);
+
+// Whether the slot at the head takes a record now (the first write of a
+// store; LeanAccess's common case).  Changes nothing.
+bool record_slot_writable(const LwpState &st, const LwpCpuEnv &env,
+                          const LwpMem &mem);
+
 // Counts one occurrence of event @id; true when its counter went negative.
 bool count_event(LwpState &st, unsigned id);
 

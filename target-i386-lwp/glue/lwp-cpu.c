@@ -119,6 +119,7 @@ void x86_lwp_state_changed(CPUX86State *env)
                   (cfg.ipf ? HF_LWP_IPF_MASK : 0);
     memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
     t->tb_uncharged = 0;
+    t->deferred_unwind = 0;
 }
 
 void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
@@ -131,6 +132,13 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
         /* Nothing of this TB was charged. */
         t->tb_uncharged = 0;
         return;
+    }
+    if (t->deferred_unwind) {
+        /* The record gathered at the TB's start, if its instruction ran. */
+        if (ire_left >= t->deferred_unwind) {
+            memset(env->lwp.pending, 0, sizeof(env->lwp.pending));
+        }
+        t->deferred_unwind = 0;
     }
     if (tb_flags & HF_LWP_IRE_MASK) {
         env->lwp.counter[LWP_EVENT_IRE] += ire_left;

@@ -32,6 +32,8 @@ FIELD(LWP_TB_INFO, PRECHARGED, 25, 1)
 FIELD(LWP_TB_INFO, GOTO, 26, 1)
 /* helper_lwp_tb_slow's @eip is the TB's start (else EIP already is). */
 FIELD(LWP_TB_INFO, EIP, 27, 1)
+/* A crossing's record may be stored after the TB (lwp_tb_defer). */
+FIELD(LWP_TB_INFO, DEFER, 28, 1)
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
 /* ... what helper_lwp_retire learns of its instruction ... */
 FIELD(LWP_RETIRE, LEN, 0, 8)

@@ -15,6 +15,12 @@ typedef struct QemuLwpTcg {
     uint64_t insn_ip;         /* the instruction helper_lwp_retire retires */
     uint32_t tb_icount;       /* instructions of the cut TB (-icount) */
     uint8_t tb_uncharged;     /* the running TB was not charged at its start */
+    /*
+     * The running TB's record in lwp.pending was gathered at its start
+     * (lwp_tb_defer): a fault whose unwind gives back at least this many
+     * instructions came before the tagged one retired.  0: none.
+     */
+    uint32_t deferred_unwind;
 } QemuLwpTcg;
 
 #endif

@@ -26,6 +26,7 @@
 #include "accel/tcg/internal-target.h"
 #endif
 #include "tcg/tcg.h"
+#include "tcg/insn-start-words.h"
 
 /*
  * One LWP operation's access to guest memory.  @ops is what the model
@@ -692,6 +693,32 @@ static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
     tb->icount = FIELD_EX64(info, LWP_TB_INFO, ICOUNT);
     tb->charged = FIELD_EX64(info, LWP_TB_INFO, CHARGED);
     tb->branch = FIELD_EX64(info, LWP_TB_INFO, BRANCH);
+    tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
+}
+
+/*
+ * The effective address of instruction @index of @tb, which starts at EIP:
+ * from the linear addresses its insn_start data keeps.  With CF_PCREL they
+ * are page offsets; the instruction then lies within a page after the
+ * TB's first (LWP_TB_INFO.DEFER).
+ */
+static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
+                               uint32_t index, unsigned csize)
+{
+    uint64_t data[TARGET_INSN_START_WORDS];
+    uint64_t first = env->eip + tb->cs_base;
+    uint64_t linear;
+
+    tb_insn_start_data(tb, index, data);
+    if (tb_cflags(tb) & CF_PCREL) {
+        linear = (first & TARGET_PAGE_MASK) | data[0];
+        if (linear < first) {
+            linear += TARGET_PAGE_SIZE;
+        }
+    } else {
+        linear = data[0];
+    }
+    return lwp_wrap_ip(env->eip + (linear - first), csize);
 }
 
 /*
@@ -765,7 +792,7 @@ static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
 }
 
 const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
-                               target_ulong eip)
+                               target_ulong eip, const void *tb_ptr)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
@@ -783,6 +810,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         lwp_tb_give_back_charge(env, info);
     }
     t->tb_uncharged = 0;
+    t->deferred_unwind = 0;
     /*
      * Until this returns, none of the TB has run: a fault or a split
      * leaves it, and -icount must not have charged its instructions.
@@ -802,6 +830,21 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
+    if (action == LWP_TB_DEFER) {
+        /* Instruction split's record, taken back if it does not retire. */
+        uint64_t ip = lwp_tb_insn_ip(env, tb_ptr, split,
+                                     FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+
+        /* A store probe cannot leave the CPU loop here (no TB to unwind). */
+        lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
+        if (lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip)) {
+            t->deferred_unwind = tb.charged - split;
+            trace_lwp_tb_defer(env->eip, split);
+        } else {
+            action = LWP_TB_SPLIT;
+            split++;
+        }
+    }
     if (action == LWP_TB_SPLIT) {
         return lwp_tb_split(env, info, split, tb.icount);
     }
@@ -821,6 +864,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     unsigned n;
 
     t->tb_uncharged = 0;
+    t->deferred_unwind = 0;
     /* Left CPL 3, or a REP string instruction that has not finished. */
     if ((env->hflags & HF_CPL_MASK) != 3 ||
         (FIELD_EX32(info, LWP_RETIRE, REP) && env->eip == t->insn_ip)) {

@@ -24,6 +24,7 @@ typedef struct QemuLwpDisas {
     bool single;              /* cut to length: counted insn by insn */
     uint32_t stepped_insn;    /* num_insns of the last insn counted inline */
     bool goto_ptr;            /* LWP alone turned jmp_opt off */
+    bool stores_records;      /* an LWPVAL or LWPINS is in the TB */
 } QemuLwpDisas;
 
 struct DisasContext;

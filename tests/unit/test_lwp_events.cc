@@ -274,4 +274,136 @@ TEST_F(Events, PendingRecordSurvivesAFaultingStore)
     EXPECT_EQ(memcmp(&st, &before, sizeof(st)), 0);
 }
 
+// ---- a record stored after its TB (section 1.1, Store) --------------------
+
+class Deferred : public Events {
+protected:
+    LwpTbShape deferrable(uint32_t icount)
+    {
+        LwpTbShape t = tb(icount);
+        t.may_defer = true;
+        return t;
+    }
+
+    // The record of the TB's instruction @index, as a store at that
+    // instruction would make it (lwp_retire), with the counter it leaves.
+    void at_instruction(uint32_t counter, uint32_t index, uint8_t rec[32])
+    {
+        LwpState copy = st;
+        st.counter[LWP_EVENT_IRE] = static_cast<int32_t>(counter - index);
+        uint8_t records[2][LWP_RECORD_SIZE];
+        ASSERT_EQ(retire(0x1000 + 4 * index, LWP_BRANCH_NONE,
+                         0x1004 + 4 * index, records), 1u);
+        memcpy(rec, records[0], LWP_RECORD_SIZE);
+        st = copy;
+    }
+};
+
+TEST_F(Deferred, TheCrossingRecordIsGatheredAtTheStartAndRestartsAsAtTheInstruction)
+{
+    env.lwp_cfg |= uint64_t{0x21} << 32;        // COREID
+    start_events(kIre, 0x1000, 3);
+    uint8_t expected[LWP_RECORD_SIZE];
+    at_instruction(3, 3, expected);
+    uint32_t split;
+    const LwpTbShape t = deferrable(10);
+    ASSERT_EQ(plan(t, &split), LWP_TB_DEFER);
+    EXPECT_EQ(split, 3u);                       // the 4th instruction crosses
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 3);    // lwp_tb_plan changes nothing
+    ASSERT_TRUE(lwp_tb_defer(&st, &env, mem.mem(), &t, 0x100c));
+    EXPECT_EQ(memcmp(st.pending, expected, LWP_RECORD_SIZE), 0);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 3 - 10);
+    // Stored after the TB: the six instructions after the crossing one
+    // shorten the restarted interval, as if stored at the 4th (step 5).
+    LwpOutcome out;
+    lwp_store_pending(&st, &env, mem.mem(), &out);
+    ASSERT_EQ(out.status, LWP_OK);
+    mem.apply(out);
+    EXPECT_EQ(st.head, 32u);
+    EXPECT_EQ(mem.peek32(kRing + 8), 0x100cu);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - 6);
+}
+
+TEST_F(Deferred, BranchesNotCrossingAreChargedWithTheTb)
+{
+    start_events(kIre | kBre, 0x1000, 2);
+    st.counter[LWP_EVENT_BRE] = 100;
+    LwpTbShape t = deferrable(5);
+    t.branch = LWP_BRANCH_COND;
+    uint32_t split;
+    ASSERT_EQ(plan(t, &split), LWP_TB_DEFER);
+    ASSERT_TRUE(lwp_tb_defer(&st, &env, mem.mem(), &t, 0x1008));
+    EXPECT_EQ(st.counter[LWP_EVENT_BRE], 99);
+    // A branch crossing too: split, both gathered where they retire.
+    memset(st.pending, 0, sizeof(st.pending));
+    st.counter[LWP_EVENT_IRE] = 2;
+    st.counter[LWP_EVENT_BRE] = 0;
+    EXPECT_EQ(plan(t, &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 3u);
+}
+
+TEST_F(Deferred, NotWhereTheTranslatorOrTheRandomBitsForbid)
+{
+    uint32_t split;
+    start_events(kIre, 0x1000, 3);
+    EXPECT_EQ(plan(tb(10), &split), LWP_TB_SPLIT);   // may_defer clear
+    cb.random = 4;
+    start_events(kIre, 0x1000, 3);
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 4u);
+}
+
+TEST_F(Deferred, NotWhenTheIntervalEndsAgainInTheTb)
+{
+    uint32_t split;
+    start_events(kIre, 0xff, 0);                // the family 15h minimum
+    EXPECT_EQ(plan(deferrable(256), &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 1u);
+    start_events(kIre, 0xff, 0);
+    EXPECT_EQ(plan(deferrable(255), &split), LWP_TB_DEFER);
+    EXPECT_EQ(split, 0u);
+}
+
+TEST_F(Deferred, NotWhenTheStoreMayInterrupt)
+{
+    uint32_t split;
+    // Threshold 64 with INT: the second record reaches it.
+    cb.threshold = 64;
+    start_events(kIre | (1u << 31), 0x1000, 3);
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_DEFER);
+    st.head = 32;
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 4u);
+    // A ring that looks full may not be once its tail is re-read.
+    st.head = 1024 - 32;
+    st.tail = 0;
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_SPLIT);
+    // Without INT nothing interrupts: a missed event is stored late too.
+    st.flags &= ~(1u << 31);
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_DEFER);
+}
+
+TEST_F(Deferred, NotWhenTheRecordsSlotWouldFault)
+{
+    start_events(kIre, 0x1000, 3);
+    const LwpTbShape t = deferrable(10);
+    uint32_t split;
+    ASSERT_EQ(plan(t, &split), LWP_TB_DEFER);
+    mem.protect(kRing, kPage, true, false);
+    const LwpState before = st;
+    EXPECT_FALSE(lwp_tb_defer(&st, &env, mem.mem(), &t, 0x100c));
+    EXPECT_EQ(memcmp(&st, &before, sizeof(st)), 0);
+}
+
+TEST_F(Deferred, NotWithARecordPendingOrTheCacheToReRead)
+{
+    uint32_t split;
+    start_events(kIre, 0x1000, 3);
+    st.cache_valid = 0;
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_SPLIT);
+    start_events(kIre, 0x1000, 3);
+    st.pending[0] = LWP_EVENT_IRE;
+    EXPECT_EQ(plan(deferrable(10), &split), LWP_TB_SPLIT);
+}
+
 } // namespace

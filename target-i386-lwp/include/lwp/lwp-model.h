@@ -229,12 +229,19 @@ typedef struct LwpTbShape {
     uint32_t icount;
     uint32_t charged;
     uint8_t branch;           /* LwpBranchClass */
+    /*
+     * A record of a charged instruction may be gathered at the TB's start
+     * and stored after the TB (LWP_TB_DEFER): nothing in the TB reads or
+     * writes LWP state, and every charged instruction that runs retires.
+     */
+    bool may_defer;
 } LwpTbShape;
 
 typedef enum LwpTbAction {
     LWP_TB_CHARGE,            /* counters charged for the whole TB: run it */
     LWP_TB_SKIP,              /* none of its instructions counts: run it */
     LWP_TB_SPLIT,             /* run only the first *split instructions, then decide again */
+    LWP_TB_DEFER,             /* run it; instruction *split's record: lwp_tb_defer */
 } LwpTbAction;
 
 /*
@@ -246,6 +253,24 @@ typedef enum LwpTbAction {
  */
 LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
                         const LwpTbShape *tb, uint32_t *split) LWP_NOEXCEPT;
+
+/*
+ * After lwp_tb_plan said LWP_TB_DEFER for instruction k (*split), at
+ * effective address @ip: the TB runs whole and k's record is stored after
+ * it (section 1.1: "the Store stage (and subsequent stages) may complete
+ * some number of cycles after the tagged instruction retires. The data
+ * about the event and the instruction are precise").  lwp_tb_plan says so
+ * only when that store cannot raise the threshold interrupt, and this
+ * only when the slot at the head takes the record now (@mem probes it):
+ * the interrupt and a fault of the store stay where the instruction
+ * retires.  Then it charges the counters for the whole TB, puts k's record
+ * in st->pending (its counter's overrun restarts it after the store
+ * exactly where a store at k would have) and returns true; else it
+ * changes nothing, and the TB is split after k.  A fault before k retires
+ * must take the record back.
+ */
+bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
+                  const LwpTbShape *tb, uint64_t ip) LWP_NOEXCEPT;
 
 /* One instruction that retired at CPL 3 and is counted when it retires. */
 typedef struct LwpRetired {
