@@ -27,7 +27,52 @@
 
 bool x86_lwp_latitude_on(X86CPU *cpu)
 {
-    return cpu->lwp_latitude.irq_delay != 0;
+    return cpu->lwp_latitude.irq_delay != 0 ||
+           cpu->lwp_latitude.store_delay != 0;
+}
+
+/* splitmix64: a seed of any value gives a well-mixed stream. */
+static uint64_t latitude_draw(QemuLwpLatitude *lat)
+{
+    uint64_t z = (lat->rng += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * Spec 1.1 (Store): "the Store stage (and subsequent stages) may complete
+ * some number of cycles after the tagged instruction retires".  A record
+ * that could be stored after its TB, @after instructions after its own,
+ * is stored there if a draw of 0 to "lwp-store-delay" reaches @after;
+ * else where its instruction retires.
+ */
+bool x86_lwp_latitude_store_late(X86CPU *cpu, uint32_t after)
+{
+    QemuLwpLatitude *lat = &cpu->lwp_latitude;
+
+    return lat->store_delay &&
+           latitude_draw(lat) % ((uint64_t)lat->store_delay + 1) >= after;
+}
+
+/* Checks that both linux-user and system mode make. */
+static bool latitude_store_delay_ok(X86CPU *cpu, Error **errp)
+{
+    QemuLwpLatitude *lat = &cpu->lwp_latitude;
+
+    if (lat->store_delay > LWP_LATITUDE_STORE_DELAY_MAX) {
+        error_setg(errp, "lwp-store-delay=%" PRIu32 " is out of range: at "
+                   "most %u instructions (the end of a translation block)",
+                   lat->store_delay, LWP_LATITUDE_STORE_DELAY_MAX);
+        return false;
+    }
+    if (lat->store_delay && !(cpu->env.features[FEAT_8000_0001_ECX] &
+                              CPUID_EXT3_LWP)) {
+        error_setg(errp, "lwp-store-delay needs the CPU feature 'lwp'");
+        return false;
+    }
+    return true;
 }
 
 void x86_lwp_latitude_reset(X86CPU *cpu)
@@ -48,6 +93,9 @@ void x86_lwp_latitude_reset(X86CPU *cpu)
 
 bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp)
 {
+    if (!latitude_store_delay_ok(cpu, errp)) {
+        return false;
+    }
     if (cpu->lwp_latitude.irq_delay) {
         error_setg(errp, "lwp-irq-delay: linux-user has no LWP threshold "
                    "interrupt to delay");
@@ -61,16 +109,6 @@ void x86_lwp_latitude_unrealize(X86CPU *cpu)
 }
 
 #else
-
-/* splitmix64: a seed of any value gives a well-mixed stream. */
-static uint64_t latitude_draw(QemuLwpLatitude *lat)
-{
-    uint64_t z = (lat->rng += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static void latitude_irq_fire(void *opaque)
 {
@@ -87,6 +125,14 @@ bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp)
 {
     QemuLwpLatitude *lat = &cpu->lwp_latitude;
 
+    if (!latitude_store_delay_ok(cpu, errp)) {
+        return false;
+    }
+    if (lat->store_delay && kvm_enabled()) {
+        error_setg(errp, "lwp-store-delay needs TCG: under KVM the host CPU "
+                   "stores the records");
+        return false;
+    }
     if (lat->irq_delay > LWP_LATITUDE_IRQ_DELAY_MAX) {
         error_setg(errp, "lwp-irq-delay=%" PRIu32 " is out of range: at most "
                    "%u instructions", lat->irq_delay,

@@ -14,9 +14,16 @@
  */
 #define LWP_LATITUDE_IRQ_DELAY_MAX 1000000000u
 
+/*
+ * "lwp-store-delay" bound: a record is stored at the latest at the end of
+ * its translation block, at most 511 instructions after its own.
+ */
+#define LWP_LATITUDE_STORE_DELAY_MAX 511u
+
 typedef struct QemuLwpLatitude {
     uint64_t seed;          /* "lwp-seed" */
     uint32_t irq_delay;     /* "lwp-irq-delay": latest delivery, instructions */
+    uint32_t store_delay;   /* "lwp-store-delay": latest record store, insns */
 
     uint64_t rng;           /* the draws' generator, seeded at reset */
     int64_t irq_deadline;   /* QEMU_CLOCK_VIRTUAL, while irq_pending */

@@ -72,6 +72,8 @@ bool x86_lwp_latitude_on(X86CPU *cpu);
 bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp);
 void x86_lwp_latitude_unrealize(X86CPU *cpu);
 void x86_lwp_latitude_reset(X86CPU *cpu);
+/* Whether a record @after instructions before its TB's end is stored there. */
+bool x86_lwp_latitude_store_late(X86CPU *cpu, uint32_t after);
 /* CPUID Fn8000_001C for @env (all zero unless the CPU has LWP). */
 void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
                    uint32_t *ecx, uint32_t *edx);

@@ -693,7 +693,9 @@ static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
     tb->icount = FIELD_EX64(info, LWP_TB_INFO, ICOUNT);
     tb->charged = FIELD_EX64(info, LWP_TB_INFO, CHARGED);
     tb->branch = FIELD_EX64(info, LWP_TB_INFO, BRANCH);
-    tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
+    /* Only latitude mode stores a record after its TB (lwp-store-delay). */
+    tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER) &&
+                    env_archcpu(env)->lwp_latitude.store_delay;
 }
 
 /*
@@ -837,7 +839,9 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 
         /* A store probe cannot leave the CPU loop here (no TB to unwind). */
         lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
-        if (lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip)) {
+        if (x86_lwp_latitude_store_late(env_archcpu(env),
+                                        tb.charged - split - 1) &&
+            lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip)) {
             t->deferred_unwind = tb.charged - split;
             trace_lwp_tb_defer(env->eip, split);
         } else {

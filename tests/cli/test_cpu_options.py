@@ -71,6 +71,8 @@ refusals = [
     # delay with no LWP to delay, a seed that is not a number.
     ('max,lwp-irq-delay=1000000001', "lwp-irq-delay=1000000001 is out of range"),
     ('max,-lwp,lwp-irq-delay=10', "lwp-irq-delay needs the CPU feature 'lwp'"),
+    ('max,lwp-store-delay=512', "lwp-store-delay=512 is out of range"),
+    ('max,-lwp,lwp-store-delay=8', "lwp-store-delay needs the CPU feature 'lwp'"),
     ('max,lwp-seed=banana', "lwp-seed"),
 ]
 for cpu, msg in refusals:

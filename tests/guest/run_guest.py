@@ -9,8 +9,12 @@ PASS line and no FAIL line appear, and the SUMMARY line is present (so a guest
 that dies or triple-faults never passes).
 """
 import argparse
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from latitude import resolve_cpu  # noqa: E402
 
 
 def main():
@@ -26,7 +30,7 @@ def main():
                     help='only print the guest output (for the demo), do not judge PASS lines')
     args, extra = ap.parse_known_args()
 
-    cmd = [args.qemu, '-M', 'pc', '-accel', args.accel, '-cpu', args.cpu, '-m', '256',
+    cmd = [args.qemu, '-M', 'pc', '-accel', args.accel, '-cpu', resolve_cpu(args.cpu), '-m', '256',
            '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
            '-chardev', 'stdio,id=dbg,signal=off', '-device', 'isa-debugcon,chardev=dbg',
            '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',

@@ -96,7 +96,8 @@ const NumberProperty *number_property(const std::string &key)
 // events, not what CPUID offers, so no part of a pool's baseline.
 bool is_emulation_setting(const std::string &key)
 {
-    return key == "lwp-seed" || key == "lwp-irq-delay";
+    return key == "lwp-seed" || key == "lwp-irq-delay" ||
+           key == "lwp-store-delay";
 }
 
 bool is_flag(const std::string &key)

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * linux-user: when a record reaches the ring.  Instructions retired at the
+ * minimum interval through a block of 250 NOPs that ends by loading the
+ * ring slot the next record will take.  A record of one of the NOPs is the
+ * record of an instruction that retired before that load.
+ *
+ *   lwp-late-store exact   (-cpu max): the load sees every such record --
+ *                          qemu-lwp's exact mode stores a record where its
+ *                          instruction retires;
+ *   lwp-late-store late    (-cpu max,lwp-store-delay=511,lwp-seed=S): it
+ *                          misses some -- spec 1.1 (Store): "the Store stage
+ *                          (and subsequent stages) may complete some number
+ *                          of cycles after the tagged instruction retires" --
+ *                          and each is in the ring once the block has run.
+ *
+ * Both: every record names a NOP of the block or an instruction outside it,
+ * and none is lost (MissedEvents 0, the slots after the head untouched).
+ */
+#include <cpuid.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include "../common/lwp-user-abi.h"
+
+#define NOPS 250
+#define ITERS 400
+#define PERIOD 256
+#define RING_RECORDS 4096
+
+static struct lwpcb cb;
+static struct lwp_record ring[RING_RECORDS] __attribute__((aligned(32)));
+static int tests, failures;
+
+static void report(int pass, const char *what)
+{
+    printf("%s: %s\n", pass ? "PASS" : "FAIL", what);
+    tests++;
+    failures += !pass;
+}
+
+extern const char block_start[], block_nops_end[];
+
+/*
+ * The block: page-aligned, so that it is one TB (250 NOPs, the load, the
+ * jump back).  Returns the first dword of *@slot as the load saw it.
+ */
+static uint32_t __attribute__((noinline, noclone))
+run_block(const volatile struct lwp_record *slot)
+{
+    uint32_t seen;
+
+    asm volatile("jmp 2f\n\t"
+                 ".p2align 12\n"
+                 "block_start:\n\t"
+                 ".rept 250\n\t"
+                 "nop\n\t"
+                 ".endr\n"
+                 "block_nops_end:\n\t"
+                 "movl (%1), %0\n\t"
+                 "jmp 3f\n"
+                 "2:\n\t"
+                 "jmp block_start\n"
+                 "3:\n"
+                 : "=r"(seen) : "r"(slot) : "memory");
+    return seen;
+}
+
+static int in_nops(uint64_t ip)
+{
+    return ip >= (uintptr_t)block_start && ip < (uintptr_t)block_nops_end;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned a, b, c, d, next = 0, in_block = 0, late = 0, stored, bad = 0;
+    int expect_late;
+    char what[200];
+
+    if (argc != 2 || (strcmp(argv[1], "exact") && strcmp(argv[1], "late"))) {
+        fprintf(stderr, "usage: %s exact|late\n", argv[0]);
+        return 2;
+    }
+    expect_late = !strcmp(argv[1], "late");
+    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(c & (1u << 15)) ||
+        __get_cpuid_max(0x80000000, NULL) < 0x8000001C) {
+        printf("SKIP: no LWP\n");
+        return 77;
+    }
+    __cpuid_count(0x8000001C, 0, a, b, c, d);
+    if (!(a & (1u << 2))) {
+        printf("SKIP: no instructions-retired event\n");
+        return 77;
+    }
+    cb.flags = 1u << 2;
+    cb.buffer_size = sizeof(ring);
+    cb.buffer_base = (uintptr_t)ring;
+    cb.threshold = sizeof(ring) + 32;     /* never interrupts */
+    cb.event[1].interval = PERIOD - 1;
+    cb.event[1].counter = PERIOD - 1;
+    asm volatile("" ::: "memory");
+    __llwpcb(&cb);
+    for (unsigned i = 0; i < ITERS && next < RING_RECORDS - 8; i++) {
+        volatile struct lwp_record *slot = &ring[next];
+        uint32_t seen = run_block(slot);
+
+        /* Records of the block's NOPs, as the load saw them and now. */
+        while (next < RING_RECORDS - 8 && ring[next].event_id) {
+            if (in_nops(ring[next].ip)) {
+                in_block++;
+                late += next == (unsigned)(slot - ring) && !(seen & 0xff);
+            }
+            next++;
+        }
+    }
+    __slwpcb();
+    asm volatile("" ::: "memory");
+    __llwpcb(0);
+
+    stored = cb.head / sizeof(ring[0]);
+    for (unsigned i = 0; i < stored; i++) {
+        bad += ring[i].event_id != 2;
+    }
+    snprintf(what, sizeof(what),
+             "%u records (%u seen in the loop), MissedEvents %llu, the slot "
+             "after the head untouched", stored, next,
+             (unsigned long long)cb.missed);
+    report(next > ITERS / 2 && stored >= next && cb.missed == 0 &&
+           !ring[stored].event_id, what);
+    snprintf(what, sizeof(what),
+             "every record is an instructions-retired record (%u are not)", bad);
+    report(bad == 0, what);
+    snprintf(what, sizeof(what),
+             "%u records of the block's NOPs, %u of them not yet in the ring "
+             "when the block's last load ran (%s)", in_block, late,
+             expect_late ? "some expected: stored late" :
+                           "none expected: stored at the instruction");
+    report(in_block > ITERS / 4 && (expect_late ? late > 0 : late == 0), what);
+    printf("%d passed, %d failed\n", tests - failures, failures);
+    return failures ? 1 : 0;
+}
