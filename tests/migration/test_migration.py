@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from checks import report, summary_exit  # noqa: E402
+from latitude import resolve_cpu  # noqa: E402
 import qemu_python  # noqa: E402,F401  (QEMU's python/ on sys.path)
 from qemu.machine import QEMUMachine  # noqa: E402
 from qemu.machine.machine import AbnormalShutdown, VMLaunchFailure  # noqa: E402
@@ -41,6 +42,10 @@ STOCK_QEMU = '/usr/bin/qemu-system-x86_64'      # Debian's 10.0.2, without LWP
 RUN_UNTIL_KEY = 4000000000
 CASES = sys.argv[3:] or ['ping-pong', 'events', 'in-handler', 'snapshot', 'savevm', 'cancel',
                          'mismatch', 'hostile', 'stock']
+# Latitude mode (docs/lwp-latitude.rst) for every QEMU of ours with -cpu max:
+# LWP_MIGRATION_LATITUDE holds its properties, lwp-seed=random a new seed,
+# printed, the same for every QEMU of the run.
+LATITUDE = resolve_cpu(os.environ.get('LWP_MIGRATION_LATITUDE', ''))
 TMP = tempfile.mkdtemp(prefix='lwp-mig-')
 MACHINES = []
 
@@ -66,6 +71,8 @@ class Qemu:
         Qemu.count += 1
         self.name = 'q%d' % Qemu.count
         self.dbg_path = os.path.join(TMP, self.name + '.dbg')
+        if LATITUDE and binary is None and cpu.startswith('max'):
+            cpu += ',' + LATITUDE
         args = ['-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '128',
                 '-nodefaults', '-no-reboot', '-serial', 'none',
                 '-chardev', 'file,id=dbg,path=' + self.dbg_path,
