@@ -17,13 +17,11 @@
  * Both: every record names a NOP of the block or an instruction outside it,
  * and none is lost (MissedEvents 0, the slots after the head untouched).
  */
-#include <cpuid.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <x86intrin.h>
 
-#include "../common/lwp-user-abi.h"
+#include "lwp-ire-session.h"
 
 #define NOPS 250
 #define ITERS 400
@@ -75,7 +73,7 @@ static int in_nops(uint64_t ip)
 
 int main(int argc, char **argv)
 {
-    unsigned a, b, c, d, next = 0, in_block = 0, late = 0, stored, bad = 0;
+    unsigned next = 0, in_block = 0, late = 0, stored, bad = 0;
     int expect_late;
     char what[200];
 
@@ -84,24 +82,10 @@ int main(int argc, char **argv)
         return 2;
     }
     expect_late = !strcmp(argv[1], "late");
-    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(c & (1u << 15)) ||
-        __get_cpuid_max(0x80000000, NULL) < 0x8000001C) {
-        printf("SKIP: no LWP\n");
+    if (!lwp_ire_available()) {
         return 77;
     }
-    __cpuid_count(0x8000001C, 0, a, b, c, d);
-    if (!(a & (1u << 2))) {
-        printf("SKIP: no instructions-retired event\n");
-        return 77;
-    }
-    cb.flags = 1u << 2;
-    cb.buffer_size = sizeof(ring);
-    cb.buffer_base = (uintptr_t)ring;
-    cb.threshold = sizeof(ring) + 32;     /* never interrupts */
-    cb.event[1].interval = PERIOD - 1;
-    cb.event[1].counter = PERIOD - 1;
-    asm volatile("" ::: "memory");
-    __llwpcb(&cb);
+    lwp_ire_start(&cb, ring, sizeof(ring), PERIOD);
     for (unsigned i = 0; i < ITERS && next < RING_RECORDS - 8; i++) {
         volatile struct lwp_record *slot = &ring[next];
         uint32_t seen = run_block(slot);
@@ -115,9 +99,7 @@ int main(int argc, char **argv)
             next++;
         }
     }
-    __slwpcb();
-    asm volatile("" ::: "memory");
-    __llwpcb(0);
+    lwp_ire_stop();
 
     stored = cb.head / sizeof(ring[0]);
     for (unsigned i = 0; i < stored; i++) {

@@ -12,13 +12,11 @@
  * loop is 1002 instructions (1000 NOPs, SUB, JNZ), so two consecutive
  * records inside it are 256 instructions apart modulo 1002.
  */
-#include <cpuid.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <x86intrin.h>
 
-#include "../common/lwp-user-abi.h"
+#include "lwp-ire-session.h"
 
 #define NOPS 1000
 #define LOOP_INSNS (NOPS + 2)
@@ -78,33 +76,16 @@ static long loop_index(uint64_t ip)
 
 int main(void)
 {
-    unsigned a, b, c, d;
     unsigned records, in_loop = 0, pairs = 0, bad_pairs = 0;
     long prev = -1;
     char what[160];
 
-    if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(c & (1u << 15)) ||
-        __get_cpuid_max(0x80000000, NULL) < 0x8000001C) {
-        printf("SKIP: no LWP\n");
+    if (!lwp_ire_available()) {
         return 77;
     }
-    __cpuid_count(0x8000001C, 0, a, b, c, d);
-    if (!(a & (1u << 2))) {
-        printf("SKIP: no instructions-retired event\n");
-        return 77;
-    }
-    cb.flags = 1u << 2;
-    cb.buffer_size = sizeof(ring);
-    cb.buffer_base = (uintptr_t)ring;
-    cb.threshold = sizeof(ring) + 32;     /* never interrupts */
-    cb.event[1].interval = PERIOD - 1;
-    cb.event[1].counter = PERIOD - 1;
-    asm volatile("" ::: "memory");
-    __llwpcb(&cb);
+    lwp_ire_start(&cb, ring, sizeof(ring), PERIOD);
     run_sled(ITERS);
-    __slwpcb();
-    asm volatile("" ::: "memory");
-    __llwpcb(0);
+    lwp_ire_stop();
 
     records = cb.head / sizeof(ring[0]);
     for (unsigned i = 0; i < records; i++) {
