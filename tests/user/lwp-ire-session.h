@@ -14,6 +14,23 @@
 
 #include "../common/lwp-user-abi.h"
 
+static int lwp_tests, lwp_failures;
+
+/* One check: a PASS or FAIL line. */
+static void report(int pass, const char *what)
+{
+    printf("%s: %s\n", pass ? "PASS" : "FAIL", what);
+    lwp_tests++;
+    lwp_failures += !pass;
+}
+
+/* The last line and the exit status. */
+static int report_summary(void)
+{
+    printf("%d passed, %d failed\n", lwp_tests - lwp_failures, lwp_failures);
+    return lwp_failures ? 1 : 0;
+}
+
 /* Whether the CPU offers LWP's instructions-retired event; else says SKIP. */
 static int lwp_ire_available(void)
 {

@@ -30,15 +30,6 @@
 
 static struct lwpcb cb;
 static struct lwp_record ring[RING_RECORDS] __attribute__((aligned(32)));
-static int tests, failures;
-
-static void report(int pass, const char *what)
-{
-    printf("%s: %s\n", pass ? "PASS" : "FAIL", what);
-    tests++;
-    failures += !pass;
-}
-
 extern const char block_start[], block_nops_end[];
 
 /*
@@ -120,6 +111,5 @@ int main(int argc, char **argv)
              expect_late ? "some expected: stored late" :
                            "none expected: stored at the instruction");
     report(in_block > ITERS / 4 && (expect_late ? late > 0 : late == 0), what);
-    printf("%d passed, %d failed\n", tests - failures, failures);
-    return failures ? 1 : 0;
+    return report_summary();
 }

@@ -26,15 +26,6 @@
 
 static struct lwpcb cb;
 static struct lwp_record ring[RING_RECORDS] __attribute__((aligned(32)));
-static int tests, failures;
-
-static void report(int pass, const char *what)
-{
-    printf("%s: %s\n", pass ? "PASS" : "FAIL", what);
-    tests++;
-    failures += !pass;
-}
-
 extern const char sled_start[], sled_end[];
 
 /* The loop: page-aligned, so that its first TB is 512 NOPs. */
@@ -116,6 +107,5 @@ int main(void)
              "consecutive records are %d instructions apart (%u of %u pairs "
              "are not)", PERIOD, bad_pairs, pairs);
     report(pairs > 0 && bad_pairs == 0, what);
-    printf("%d passed, %d failed\n", tests - failures, failures);
-    return failures ? 1 : 0;
+    return report_summary();
 }
