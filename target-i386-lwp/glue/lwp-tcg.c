@@ -693,9 +693,8 @@ static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
     tb->icount = FIELD_EX64(info, LWP_TB_INFO, ICOUNT);
     tb->charged = FIELD_EX64(info, LWP_TB_INFO, CHARGED);
     tb->branch = FIELD_EX64(info, LWP_TB_INFO, BRANCH);
-    /* Only latitude mode stores a record after its TB (lwp-store-delay). */
-    tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER) &&
-                    env_archcpu(env)->lwp_latitude.store_delay;
+    /* Set only with lwp-store-delay (lwp_tr_tb_start). */
+    tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
 }
 
 /*
