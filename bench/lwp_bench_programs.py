@@ -73,7 +73,15 @@ CONFIGS = [
     ('bre4095', 'ours, branches retired, interval 4095', 'ours', 3, 4095, False),
     ('bremin', 'ours, branches retired, interval 255 (min)', 'ours', 3, 255, False),
     ('plugin', 'ours, LWP unused, libinsn.so inline=on', 'ours', 0, 0, True),
+    # Latitude mode's record stored after its block (docs/lwp-latitude.rst).
+    ('ire65535-late', 'ours, instructions retired, interval 65535, lwp-store-delay=511',
+     'ours', 2, 65535, False),
+    ('iremin-late', 'ours, instructions retired, interval 255, lwp-store-delay=511',
+     'ours', 2, 255, False),
 ]
+# The -cpu of the latitude configurations: a fixed seed, the same draws in
+# every run.
+LATE_STORE_CPU = 'max,lwp-store-delay=511,lwp-seed=1'
 # What runs unless --program-configs says otherwise.
 DEFAULT_CONFIGS = ('stock', 'unused', 'ire2^25', 'ire65535', 'iremin', 'iremiss',
                    'bremin', 'plugin')
@@ -91,6 +99,8 @@ RATIOS = [
     ('plugin/unused', 'plugin', 'unused', None, None),
     ('ire2^25/unused', 'ire2^25', 'unused', None, None),
     ('iremiss/plugin', 'iremiss', 'plugin', None, None),
+    ('ire65535-late/ire65535', 'ire65535-late', 'ire65535', None, None),
+    ('iremin-late/iremin', 'iremin-late', 'iremin', None, None),
 ]
 
 
@@ -241,7 +251,8 @@ class ProgramBench:
         key, _, which, event, interval, plugin = cfg
         if which == 'stock':
             return [self.stock, '-cpu', 'max'] + prog.qemu_env + prog.argv
-        cmd = [self.ours, '-cpu', 'max'] + prog.qemu_env
+        cpu = LATE_STORE_CPU if key.endswith('-late') else 'max'
+        cmd = [self.ours, '-cpu', cpu] + prog.qemu_env
         if plugin:
             # The plugin's count goes to a log file: xz closes stderr.
             cmd += ['-plugin', self.plugin + ',inline=on', '-d', 'plugin', '-D', log]
@@ -381,7 +392,8 @@ class ProgramBench:
         self.report_per_record(progs)
         lines = []
         for p in progs:
-            for key in ('ire65535', 'ire4095', 'iremin', 'iremiss', 'bre65535', 'bremin'):
+            for key in ('ire65535', 'ire4095', 'iremin', 'iremiss', 'bre65535', 'bremin',
+                        'ire65535-late', 'iremin-late'):
                 if key not in p.records:
                     continue
                 n, rec = p.records[key]
