@@ -295,8 +295,11 @@ private:
 
 bool store_is_quiet(const LwpState &st)
 {
+    // A live session (latitude mode) reads the interval from the LWPCB when
+    // the counter restarts: a read that may fault and whose value the
+    // deferral's no-second-crossing rule cannot know in advance.
     if (st.pending[0] || !st.cbaddr || !st.cache_valid ||
-        st.buffer_size < LWP_RECORD_SIZE) {
+        st.buffer_size < LWP_RECORD_SIZE || st.intervals_live) {
         return false;
     }
     // ring_store's threshold rule, decided on the tail last read: a ring

@@ -508,6 +508,30 @@ TEST_F(Latitude, AMigratedLiveSessionGoesCachedWithoutTheProperty)
     EXPECT_EQ(st.counter[LWP_EVENT_VAL], 2);
 }
 
+// A record stored after its TB (lwp_tb_plan's LWP_TB_DEFER) must not need
+// what a live session's restart does: an LWPCB read that may fault, and an
+// interval the no-second-crossing rule cannot know in advance.
+TEST_F(Latitude, ALiveSessionsCrossingIsNotDeferred)
+{
+    cb.flags = 1u << LWP_EVENT_IRE;
+    cb.interval[LWP_EVENT_IRE] = 0x1000;
+    cb.counter[LWP_EVENT_IRE] = 3;
+    LwpTbShape t{};
+    t.first_ip = 0x1000;
+    t.last_ip = 0x1000 + 4 * 9;
+    t.icount = 10;
+    t.charged = 10;
+    t.may_defer = true;
+    uint32_t split;
+    for (bool live : {false, true}) {
+        st = zero_state();
+        start_drawn(live);
+        EXPECT_EQ(lwp_tb_plan(&st, &caps, &t, &split),
+                  live ? LWP_TB_SPLIT : LWP_TB_DEFER) << live;
+        EXPECT_EQ(split, live ? 4u : 3u);
+    }
+}
+
 // The fast path decides what the general path decides in latitude mode
 // too, the tail's credit included.
 TEST_F(Latitude, FastPathAgreesWithTheGeneralPath)
