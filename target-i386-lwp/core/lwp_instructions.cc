@@ -122,6 +122,10 @@ bool load_lwpcb(LwpState &st, const LwpCpuEnv &env, Access &access,
     fresh.base_ip = cb.u64(kCbBaseIp);
     fresh.limit_ip = cb.u64(kCbLimitIp);
     fresh.cache_valid = 1;
+    // Latitude mode, 8.3: the intervals "can be cached in the hardware when
+    // the LLWPCB instruction is executed, or ... read from the LWPCB each
+    // time the counter overflows"; each session draws which.
+    draw_interval_policy(fresh, env);
     st = fresh;
     return true;
 }
@@ -219,7 +223,8 @@ void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
         build_user_record(record, LWP_EVENT_VAL, *env, data2, data1, imm, ip);
         Access access(*env, *mem, *out);
         bool missed;
-        if (!store_record(next, *env, access, record, &missed)) {
+        if (!store_record(next, *env, access, record, &missed) ||
+            !reread_interval(next, *env, access, LWP_EVENT_VAL)) {
             outcome_abandon(out);
             return;
         }

@@ -53,6 +53,10 @@ bool refresh_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
             effective_interval(id, event_field_value(raw)));
     }
     st.cache_valid = 1;
+    // Latitude mode: the refresh is a new start of the session as far as
+    // caching goes (8.3: "refreshed from the LWPCB when LWP is enabled
+    // ... implicitly ... after ... XRSTOR"), so the choice is drawn again.
+    draw_interval_policy(st, env);
     return true;
 }
 
@@ -74,17 +78,23 @@ bool reread_tail(Ring &st, Acc &access)
 // for a ring whose cached fields are valid.  Written once for the two
 // ways the model runs it: on the whole state through Access (the general
 // path), and on RingView through LeanAccess (lwp_store_fast).  @Ring has
-// LwpState's ring fields; @Acc has Access's interface.
+// LwpState's ring fields; @Acc has Access's interface.  @tail_reread is
+// latitude mode's n of 8.3's "every nth time" (0 or 1: every time).
 template <typename Ring, typename Acc>
 bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
-                bool *missed)
+                uint8_t tail_reread, bool *missed)
 {
     *missed = false;
     if (!access.write(st.buffer_base + st.head, record, LWP_RECORD_SIZE)) {
         return false;
     }
 
-    // A stale tail may make the buffer look full: re-read before believing it.
+    // A stale tail may make the buffer look full: re-read before believing
+    // it.  Latitude mode never relaxes this one (8.3: "It also rereads it
+    // whenever the ring buffer appears to be full"), which is what keeps a
+    // stale tail from ever costing a record: the tail only moves forward,
+    // so a stale one only makes the ring look fuller, and only fullness
+    // decides whether the head advances or a record is missed.
     bool tail_fresh = false;
     bool flush_head = false;
     const uint32_t next = (st.head + LWP_RECORD_SIZE) % st.buffer_size;
@@ -111,16 +121,34 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
     // Table 6-1: the space used is computed when LWP advances the head, so a
     // full ring (head not advanced) does not interrupt again.  Threshold >
     // BufferSize never interrupts; 0 interrupts on every advancing store.
+    bool confirmed = false;
     if (!*missed && (st.flags & kFlagsInt) && st.threshold <= st.buffer_size &&
         space_used(st) >= st.threshold) {
-        if (!tail_fresh && !reread_tail(st, access)) {
-            return false;
+        if (!tail_fresh && tail_reread > 1 && st.tail_credit) {
+            // Latitude mode, 8.3: the re-read "every time it stores an event
+            // record while the threshold condition appears to be true" is
+            // relaxed to "every nth time": this store believes the cached
+            // tail, and interrupts even if the program has since emptied
+            // the ring below the threshold.
+            st.tail_credit--;
+        } else {
+            if (!tail_fresh && !reread_tail(st, access)) {
+                return false;
+            }
+            tail_fresh = true;
         }
         if (space_used(st) >= st.threshold) {
             // The handler must see the head that crossed the threshold.
             flush_head = true;
+            confirmed = true;
             access.signal_interrupt();
         }
+    }
+    if (tail_fresh) {
+        // A threshold confirmed on a fresh tail opens a run of n - 1 stores
+        // that may skip the re-read; anything else leaves none, so the
+        // threshold's first appearance always re-reads.
+        st.tail_credit = confirmed && tail_reread > 1 ? tail_reread - 1 : 0;
     }
     if (flush_head && !access.write_u32(st.cbaddr + kCbHead, st.head)) {
         return false;
@@ -147,11 +175,12 @@ struct RingView {
     uint32_t flags;
     uint32_t threshold;
     uint32_t tail;
+    uint8_t tail_credit;
 
     explicit RingView(const LwpState &st)
         : cbaddr(st.cbaddr), buffer_base(st.buffer_base),
           buffer_size(st.buffer_size), head(st.head), flags(st.flags),
-          threshold(st.threshold), tail(st.tail)
+          threshold(st.threshold), tail(st.tail), tail_credit(st.tail_credit)
     {
     }
 };
@@ -266,8 +295,11 @@ private:
 
 bool store_is_quiet(const LwpState &st)
 {
+    // A live session (latitude mode) reads the interval from the LWPCB when
+    // the counter restarts: a read that may fault and whose value the
+    // deferral's no-second-crossing rule cannot know in advance.
     if (st.pending[0] || !st.cbaddr || !st.cache_valid ||
-        st.buffer_size < LWP_RECORD_SIZE) {
+        st.buffer_size < LWP_RECORD_SIZE || st.intervals_live) {
         return false;
     }
     // ring_store's threshold rule, decided on the tail last read: a ring
@@ -311,9 +343,52 @@ bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access)
     if (!store_record(st, env, access, record, &missed)) {
         return false;
     }
+    const unsigned id = record[0];
+    if (id >= 1 && id <= cb_event_count(*env.caps) &&
+        (st.flags & event_bit(id)) && !reread_interval(st, env, access, id)) {
+        return false;
+    }
     memset(st.pending, 0, sizeof(st.pending));
-    restart_counter(st, *env.caps, record[0]);
+    restart_counter(st, *env.caps, id);
     return true;
+}
+
+bool reread_interval(LwpState &st, const LwpCpuEnv &env, Access &access,
+                     unsigned id)
+{
+    if (!intervals_live(st, env)) {
+        return true;
+    }
+    // The minimum applies as at LLWPCB; unlike LLWPCB, nothing is written
+    // back (8.3 speaks of a read only).
+    uint32_t raw;
+    if (!access.read_u32(st.cbaddr + event_interval_offset(*env.caps, id),
+                         &raw)) {
+        return false;
+    }
+    st.interval[id] = static_cast<uint32_t>(
+        effective_interval(id, event_field_value(raw)));
+    return true;
+}
+
+bool intervals_live(const LwpState &st, const LwpCpuEnv &env)
+{
+    // Both: a session migrated to a CPU without the freedom goes cached.
+    return env.latitude.interval_draw && st.intervals_live;
+}
+
+void draw_interval_policy(LwpState &st, const LwpCpuEnv &env)
+{
+    if (!env.latitude.interval_draw) {
+        return;
+    }
+    // splitmix64's finaliser over the seed and the session's generator:
+    // reproducible for a seed, and a different stream for each seed.
+    uint64_t z = env.latitude.seed ^ next_random(&st.rng);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    st.intervals_live = static_cast<uint8_t>(z >> 63);
 }
 
 uint64_t next_random(uint64_t *rng)
@@ -337,7 +412,7 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
     if (!ensure_cache(st, env, access)) {
         return false;
     }
-    return ring_store(st, access, record, missed);
+    return ring_store(st, access, record, env.latitude.tail_reread, missed);
 }
 
 bool count_event(LwpState &st, unsigned id)
@@ -382,20 +457,23 @@ bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
     using namespace lwp;
 
     // What only the general path handles: nothing to store, the cache to
-    // re-read after XRSTOR, a state LLWPCB would not have made.
+    // re-read after XRSTOR, a state LLWPCB would not have made, and
+    // latitude mode's interval read at the counter's reset.
     if (!st->pending[0] || !st->cbaddr || !st->cache_valid ||
-        st->buffer_size < LWP_RECORD_SIZE) {
+        st->buffer_size < LWP_RECORD_SIZE || intervals_live(*st, *env)) {
         return false;
     }
     outcome_begin(out);
     LeanAccess access(*env, *mem, *out);
     RingView ring(*st);
     bool missed;
-    if (!ring_store(ring, access, st->pending, &missed)) {
+    if (!ring_store(ring, access, st->pending, env->latitude.tail_reread,
+                    &missed)) {
         return false;
     }
     commit->head = ring.head;
     commit->tail = ring.tail;
+    commit->tail_credit = ring.tail_credit;
     return true;
 }
 
@@ -405,6 +483,7 @@ void lwp_store_commit(LwpState *st, const LwpCaps *caps,
     const unsigned id = st->pending[0];
     st->head = commit->head;
     st->tail = commit->tail;
+    st->tail_credit = commit->tail_credit;
     memset(st->pending, 0, sizeof(st->pending));
     lwp::restart_counter(*st, *caps, id);
 }

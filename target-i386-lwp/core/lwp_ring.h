@@ -45,6 +45,19 @@ void reset_counter(LwpState &st, unsigned id);
 // Next output of the generator behind LWPCB.Random (xorshift64*).
 uint64_t next_random(uint64_t *rng);
 
+// Latitude mode (8.3): whether this session reads the intervals from the
+// LWPCB at each overflow rather than using the ones cached at its start.
+bool intervals_live(const LwpState &st, const LwpCpuEnv &env);
+
+// At a session's start (LLWPCB, refresh after XRSTOR): draw whether it
+// caches its intervals or reads them live; nothing in exact mode.
+void draw_interval_policy(LwpState &st, const LwpCpuEnv &env);
+
+// Before event @id's counter restarts: in a live session, read its interval
+// from the LWPCB (a fault is recorded in @access).  True otherwise.
+bool reread_interval(LwpState &st, const LwpCpuEnv &env, Access &access,
+                     unsigned id);
+
 } // namespace lwp
 
 #endif // LWP_CORE_RING_H

@@ -10,6 +10,12 @@
  * reaches the local APIC at the vector LWP_CFG held when the threshold was
  * met.  Thresholds met while one is pending join it: one edge, as the
  * APIC's IRR would merge them.
+ *
+ * The freedoms of section 8.3 are the model's (lwp_ring.cc), configured
+ * here: "lwp-tail-reread=n" re-reads BufferTailOffset only every nth store
+ * while the threshold appears met, and "lwp-interval-reread=on" lets each
+ * session draw whether its intervals are cached at its start or read from
+ * the LWPCB at each overflow.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
@@ -27,8 +33,16 @@
 
 bool x86_lwp_latitude_on(X86CPU *cpu)
 {
-    return cpu->lwp_latitude.irq_delay != 0 ||
-           cpu->lwp_latitude.store_delay != 0;
+    QemuLwpLatitude *lat = &cpu->lwp_latitude;
+
+    return lat->irq_delay || lat->store_delay || lat->tail_reread ||
+           lat->interval_reread;
+}
+
+/* True if the model takes a freedom of section 8.3 (state in LwpState). */
+static bool latitude_ring_on(X86CPU *cpu)
+{
+    return cpu->lwp_latitude.tail_reread || cpu->lwp_latitude.interval_reread;
 }
 
 /* splitmix64: a seed of any value gives a well-mixed stream. */
@@ -82,11 +96,41 @@ void x86_lwp_latitude_reset(X86CPU *cpu)
     /* Each vCPU its own stream, the same after every reset. */
     lat->rng = lat->seed ^ (0xd1342543de82ef95ull * (CPU(cpu)->cpu_index + 1));
     lat->irq_pending = 0;
+    /*
+     * The model's draws mix in a stream of their own, so that they do not
+     * move with the late interrupt's and the late store's draws.
+     */
+    lat->model.tail_reread = lat->tail_reread;
+    lat->model.interval_draw = lat->interval_reread;
+    lat->model.seed = lat->interval_reread ?
+                      lat->rng ^ 0x5bd1e9955bd1e995ull : 0;
 #ifndef CONFIG_USER_ONLY
     if (lat->irq_timer) {
         timer_del(lat->irq_timer);
     }
 #endif
+}
+
+/* What both modes check of the section 8.3 freedoms' properties. */
+static bool latitude_ring_realize(X86CPU *cpu, Error **errp)
+{
+    QemuLwpLatitude *lat = &cpu->lwp_latitude;
+
+    if (lat->tail_reread > LWP_LATITUDE_TAIL_REREAD_MAX) {
+        error_setg(errp, "lwp-tail-reread=%" PRIu32 " is out of range: "
+                   "0 (off) to %u, the n of \"every nth time\" (spec 8.3 "
+                   "allows some small value)", lat->tail_reread,
+                   LWP_LATITUDE_TAIL_REREAD_MAX);
+        return false;
+    }
+    if (latitude_ring_on(cpu) && !(cpu->env.features[FEAT_8000_0001_ECX] &
+                                   CPUID_EXT3_LWP)) {
+        error_setg(errp, "%s needs the CPU feature 'lwp'",
+                   lat->tail_reread ? "lwp-tail-reread" :
+                   "lwp-interval-reread");
+        return false;
+    }
+    return true;
 }
 
 #ifdef CONFIG_USER_ONLY
@@ -101,7 +145,14 @@ bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp)
                    "interrupt to delay");
         return false;
     }
-    return true;
+    /* The threshold is evaluated only with interrupts, which it lacks. */
+    if (cpu->lwp_latitude.tail_reread) {
+        error_setg(errp, "lwp-tail-reread: linux-user has no LWP threshold "
+                   "interrupt, so no threshold condition to re-read the "
+                   "tail for");
+        return false;
+    }
+    return latitude_ring_realize(cpu, errp);
 }
 
 void x86_lwp_latitude_unrealize(X86CPU *cpu)
@@ -147,6 +198,15 @@ bool x86_lwp_latitude_realize(X86CPU *cpu, Error **errp)
     if (lat->irq_delay && kvm_enabled()) {
         error_setg(errp, "lwp-irq-delay needs TCG: under KVM the host CPU "
                    "delivers the LWP threshold interrupt");
+        return false;
+    }
+    if (!latitude_ring_realize(cpu, errp)) {
+        return false;
+    }
+    if (latitude_ring_on(cpu) && kvm_enabled()) {
+        error_setg(errp, "%s needs TCG: under KVM the host CPU stores the "
+                   "records", lat->tail_reread ? "lwp-tail-reread" :
+                   "lwp-interval-reread");
         return false;
     }
     /* Also without the property: an incoming pending interrupt is kept. */
@@ -195,11 +255,56 @@ void x86_lwp_raise_threshold_irq(CPUX86State *env, uint8_t vector)
     timer_mod(lat->irq_timer, lat->irq_deadline);
 }
 
+/*
+ * The model's state of the section 8.3 freedoms, a subsection of its own so
+ * that a QEMU which knows only the late interrupt refuses it by name.
+ */
+static bool latitude_ring_needed(void *opaque)
+{
+    X86CPU *cpu = opaque;
+
+    return latitude_ring_on(cpu) || cpu->env.lwp.tail_credit ||
+           cpu->env.lwp.intervals_live;
+}
+
+static int latitude_ring_post_load(void *opaque, int version_id)
+{
+    X86CPU *cpu = opaque;
+    LwpState *st = &cpu->env.lwp;
+
+    if (st->tail_credit >= LWP_LATITUDE_TAIL_REREAD_MAX) {
+        error_report("cpu/lwp/latitude/ring: refusing incoming state: "
+                     "tail_credit is %u, above %u", st->tail_credit,
+                     LWP_LATITUDE_TAIL_REREAD_MAX - 1);
+        return -EINVAL;
+    }
+    if (st->intervals_live > 1) {
+        error_report("cpu/lwp/latitude/ring: refusing incoming state: "
+                     "intervals_live is %u, not 0 or 1", st->intervals_live);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_x86_lwp_latitude_ring = {
+    .name = "cpu/lwp/latitude/ring",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = latitude_ring_needed,
+    .post_load = latitude_ring_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(env.lwp.tail_credit, X86CPU),
+        VMSTATE_UINT8(env.lwp.intervals_live, X86CPU),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static bool latitude_needed(void *opaque)
 {
     X86CPU *cpu = opaque;
 
-    return x86_lwp_latitude_on(cpu) || cpu->lwp_latitude.irq_pending;
+    return x86_lwp_latitude_on(cpu) || cpu->lwp_latitude.irq_pending ||
+           latitude_ring_needed(opaque);
 }
 
 static int latitude_post_load(void *opaque, int version_id)
@@ -236,6 +341,10 @@ const VMStateDescription vmstate_x86_lwp_latitude = {
         VMSTATE_UINT8(lwp_latitude.irq_pending, X86CPU),
         VMSTATE_UINT8(lwp_latitude.irq_vector, X86CPU),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_x86_lwp_latitude_ring,
+        NULL
     }
 };
 

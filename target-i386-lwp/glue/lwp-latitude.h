@@ -24,6 +24,10 @@ typedef struct QemuLwpLatitude {
     uint64_t seed;          /* "lwp-seed" */
     uint32_t irq_delay;     /* "lwp-irq-delay": latest delivery, instructions */
     uint32_t store_delay;   /* "lwp-store-delay": latest record store, insns */
+    uint32_t tail_reread;   /* "lwp-tail-reread": 8.3's "every nth time" */
+    bool interval_reread;   /* "lwp-interval-reread": draw live intervals */
+
+    LwpLatitudeCfg model;   /* what the model is told, set at reset */
 
     uint64_t rng;           /* the draws' generator, seeded at reset */
     int64_t irq_deadline;   /* QEMU_CLOCK_VIRTUAL, while irq_pending */

@@ -208,6 +208,7 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
     e->ds_usable = (ds->flags & DESC_P_MASK) || !(env->cr[0] & CR0_PE_MASK);
     e->va_bits = (env->cr[4] & CR4_LA57_MASK) ? 57 : 48;
     e->long_mode = env->hflags & HF_LMA_MASK;
+    e->latitude = env_archcpu(env)->lwp_latitude.model;
 }
 
 /*

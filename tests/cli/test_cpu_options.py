@@ -74,6 +74,13 @@ refusals = [
     ('max,lwp-store-delay=512', "lwp-store-delay=512 is out of range"),
     ('max,-lwp,lwp-store-delay=8', "lwp-store-delay needs the CPU feature 'lwp'"),
     ('max,lwp-seed=banana', "lwp-seed"),
+    # The freedoms of 8.3: a cadence beyond "some small value of n", no
+    # LWP to relax, values that are not a number or a switch.
+    ('max,lwp-tail-reread=17', "lwp-tail-reread=17 is out of range"),
+    ('max,lwp-tail-reread=two', "lwp-tail-reread"),
+    ('max,-lwp,lwp-tail-reread=2', "lwp-tail-reread needs the CPU feature 'lwp'"),
+    ('max,lwp-interval-reread=maybe', "lwp-interval-reread"),
+    ('max,-lwp,lwp-interval-reread=on', "lwp-interval-reread needs the CPU feature 'lwp'"),
 ]
 for cpu, msg in refusals:
     p = run('-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-nodefaults', '-display', 'none', '-S',

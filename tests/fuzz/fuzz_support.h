@@ -107,7 +107,8 @@ inline bool states_equal(const LwpState &a, const LwpState &b)
            a.cache_valid == b.cache_valid && a.random == b.random &&
            !std::memcmp(a.interval, b.interval, sizeof(a.interval)) &&
            a.threshold == b.threshold && a.tail == b.tail && a.base_ip == b.base_ip &&
-           a.limit_ip == b.limit_ip && a.rng == b.rng;
+           a.limit_ip == b.limit_ip && a.rng == b.rng && a.tail_credit == b.tail_credit &&
+           a.intervals_live == b.intervals_live;
 }
 
 // Addresses the input can choose among: low memory, around 4 GiB, near the
@@ -160,6 +161,15 @@ inline LwpCpuEnv pick_env(FuzzedDataProvider &in, const LwpCaps *caps)
     env.ds_writable = !in.ConsumeBool() || in.ConsumeBool();
     env.ds_usable = !in.ConsumeBool() || in.ConsumeBool();
     env.va_bits = in.ConsumeBool() ? 48 : 57;
+    // Latitude mode's freedoms of 8.3 (docs/lwp-latitude.rst) for a quarter
+    // of the inputs, chosen by what is left of them rather than read from
+    // them, so that every corpus entry keeps its meaning.
+    const size_t left = in.remaining_bytes();
+    if (left % 4 == 3) {
+        env.latitude.tail_reread = static_cast<uint8_t>(left / 4 % 17);
+        env.latitude.interval_draw = left / 68 % 2;
+        env.latitude.seed = left;
+    }
     return env;
 }
 

@@ -8,7 +8,9 @@ flag, and QEMU saves the stopped guest to a file (QMP migrate).  A new QEMU
 restores it and continues: the interrupt must come, exactly once.  The
 stop is a breakpoint, not a moment in time, so the test does not depend on
 the machine's speed.  The seed is new each run and printed
-(LWP_LATITUDE_SEED replays it).
+(LWP_LATITUDE_SEED replays it).  The CPU takes the freedoms of section 8.3
+too (lwp-tail-reread, lwp-interval-reread), whose state travels in the
+subsection cpu/lwp/latitude/ring: it must be in the saved stream.
 
   test_latitude_migrate.py QEMU_SYSTEM IMAGE ELF
 """
@@ -51,7 +53,8 @@ def wait_migration(vm):
 def main():
     qemu, image, elf = sys.argv[1:4]
     seed = run_seed()
-    cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d' % (DELAY, seed)
+    cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d,lwp-tail-reread=%d,lwp-interval-reread=on' % (
+        DELAY, seed, 2 + seed % 15)
     armed = symbol_address(elf, 'latitude_armed')
     restored = symbol_address(elf, 'restored')
 
@@ -81,6 +84,10 @@ def main():
             report(status == 'completed', 'the stopped guest saved to a file (%s)' % status)
         finally:
             src.shutdown()
+        with open(state, 'rb') as f:
+            stream = f.read()
+        report(b'cpu/lwp/latitude/ring' in stream,
+               'the stream carries the subsection cpu/lwp/latitude/ring')
 
         dst = machine(qemu, image, cpu, dst_out, ['-incoming', 'defer', '-S'])
         dst.launch()

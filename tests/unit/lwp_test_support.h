@@ -199,7 +199,8 @@ inline bool states_equal(const LwpState &a, const LwpState &b)
            std::memcmp(a.interval, b.interval, sizeof(a.interval)) == 0 &&
            a.threshold == b.threshold && a.tail == b.tail &&
            a.base_ip == b.base_ip && a.limit_ip == b.limit_ip &&
-           a.rng == b.rng;
+           a.rng == b.rng && a.tail_credit == b.tail_credit &&
+           a.intervals_live == b.intervals_live;
 }
 
 inline LwpState zero_state()

@@ -97,6 +97,53 @@ int main(void)
     __llwpcb(0);
     report(__slwpcb() == 0, "__llwpcb(0) stops profiling");
 
+    /*
+     * Spec 8.3: the intervals "can be cached in the hardware when the
+     * LLWPCB instruction is executed, or they can be read from the LWPCB
+     * each time the counter overflows".  EventInterval1 = 3, rewritten to
+     * 6 before the 14th LWPVAL: records every 4th LWPVAL throughout
+     * (cached), or from the overflow after the rewrite every 7th (live),
+     * nothing else.  Exact mode caches; latitude mode's
+     * lwp-interval-reread draws per session (docs/lwp-latitude.rst).
+     */
+    unsigned cached = 0, live = 0, other = 0;
+    for (int session = 0; session < 8; session++) {
+        memset(&cb, 0, sizeof(cb));
+        memset(ring, 0, sizeof(ring));
+        cb.flags = 1u << 1;
+        cb.buffer_size = sizeof(ring);
+        cb.buffer_base = (uintptr_t)ring;
+        cb.event[0].interval = 3;
+        __llwpcb(&cb);
+        for (unsigned i = 1; i <= 40; i++) {
+            if (i == 14) {
+                *(volatile uint32_t *)&cb.event[0].interval = 6;
+            }
+            __lwpval32(0, i, 0);
+        }
+        __llwpcb(0);
+        lwp_barrier();
+        unsigned n = cb.head / 32, prev = 0, kind = 0;     /* 0 cached, 1 live */
+        for (unsigned k = 0; k < n && kind < 2; k++) {
+            unsigned gap = ring[k].data1 - prev;
+            if (k == 0 ? ring[k].data1 != 1 :
+                !(gap == 4 && kind == 0) && !(gap == 7 && prev >= 14)) {
+                kind = 2;
+            } else if (k > 0 && gap == 7) {
+                kind = 1;
+            }
+            prev = ring[k].data1;
+        }
+        kind = n < 6 ? 2 : kind;
+        cached += kind == 0;
+        live += kind == 1;
+        other += kind == 2;
+    }
+    char what[160];
+    snprintf(what, sizeof(what), "a rewritten EventInterval is used from the next overflow "
+             "or never (%u sessions cached, %u live, %u otherwise)", cached, live, other);
+    report(other == 0, what);
+
     printf("%d passed, %d failed\n", tests - failures, failures);
     return failures != 0;
 }

@@ -97,7 +97,8 @@ const NumberProperty *number_property(const std::string &key)
 bool is_emulation_setting(const std::string &key)
 {
     return key == "lwp-seed" || key == "lwp-irq-delay" ||
-           key == "lwp-store-delay";
+           key == "lwp-store-delay" || key == "lwp-tail-reread" ||
+           key == "lwp-interval-reread";
 }
 
 bool is_flag(const std::string &key)

@@ -69,7 +69,32 @@ typedef struct LwpState {
     uint32_t tail;            /* last BufferTailOffset read */
     uint64_t base_ip, limit_ip;
     uint64_t rng;             /* state of the generator behind Random */
+    /*
+     * Latitude mode only (LwpLatitudeCfg); always zero in exact mode, and
+     * not part of the XSAVE area.  Stores to come that may act on the
+     * cached tail while the threshold appears met, without re-reading it.
+     */
+    uint8_t tail_credit;
+    /* This session reads EventIntervaln from the LWPCB at each overflow. */
+    uint8_t intervals_live;
 } LwpState;
+
+/*
+ * Latitude mode's freedoms of section 8.3 (docs/lwp-latitude.rst), as the
+ * CPU's properties configure them.  All zero: exact mode.
+ */
+#define LWP_LATITUDE_TAIL_REREAD_MAX 16
+
+typedef struct LwpLatitudeCfg {
+    /*
+     * n of "every nth time": while the threshold appears met, the tail is
+     * re-read at one store in n (0 or 1: every time).
+     */
+    uint8_t tail_reread;
+    /* At each LLWPCB or refresh after XRSTOR, draw cached or live intervals. */
+    bool interval_draw;
+    uint64_t seed;            /* this vCPU's stream of those draws */
+} LwpLatitudeCfg;
 
 /* Where and how the instruction executes. */
 typedef struct LwpCpuEnv {
@@ -89,6 +114,7 @@ typedef struct LwpCpuEnv {
     bool ds_usable;           /* false for a null selector */
     uint8_t va_bits;          /* linear address width for canonical checks (48 or 57) */
     bool long_mode;           /* EFER.LMA: linear addresses are 64-bit */
+    LwpLatitudeCfg latitude;  /* zero: exact mode */
 } LwpCpuEnv;
 
 /* Guest memory as the model sees it: linear addresses, no faults raised. */
@@ -314,6 +340,7 @@ void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
 typedef struct LwpStoreCommit {
     uint32_t head;            /* internal BufferHeadOffset after the store */
     uint32_t tail;            /* the tail last read */
+    uint8_t tail_credit;      /* latitude mode's LwpState.tail_credit after it */
 } LwpStoreCommit;
 
 bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
