@@ -7,11 +7,18 @@
 #   1. every patch passes the kernel tree's scripts/checkpatch.pl --strict;
 #   2. patch k applies to the tree of patches 1..k-1 exactly: no fuzz and
 #      no offset (the series is generated against this very base);
-#   3. the kernel of every prefix builds (make bzImage; a compiler warning
-#      in a file the series touches is a failure), and so do kvm.ko and
-#      kvm-amd.ko of every prefix that has KVM patches (out of tree against
-#      Debian's linux-headers, by scripts/build-kvm-modules.sh, as the
-#      nested suite uses them);
+#   3. every prefix builds, and a compiler warning in a file the series
+#      touches is a failure:
+#      - a prefix that does not enable LWP: make of the objects of every
+#        C file of the series that exists at this prefix (fpu/core.o,
+#        signal.o, xstate.o, cpu/lwp.o, idt.o, irq.o, process.o), then a
+#        link check: every symbol they need is defined by one of them or
+#        by a file the series never touches (the symbol table of the linux
+#        suite's kernel, less what its touched objects define);
+#      - a prefix that enables LWP: the whole kernel, make bzImage;
+#      - a prefix with KVM patches: kvm.ko and kvm-amd.ko too, out of tree
+#        against Debian's linux-headers (scripts/build-kvm-modules.sh), as
+#        the nested suite uses them;
 #   4. every prefix that enables LWP (XCR0[62]: the LWP component is in
 #      XFEATURE_MASK_USER_SUPPORTED) boots under our QEMU and passes the ABI
 #      tests (lwptests=abi,abi32,kselftest,kselftest32 of tests/linux/init.sh,
@@ -25,10 +32,14 @@
 # (make tinyconfig + tests/linux/kernel.config, with IA32_EMULATION): it
 # compiles every file the x86 patches touch (arch/x86/kernel/fpu, cpu/lwp.c,
 # the compat signal frames, idt.c, irq.c, process.c), it boots in the suite's
-# QEMU, and its objects are the ones scripts/build-linux-kernel.sh builds
-# for the full series, so the last prefixes cost nothing and ccache (same
-# compiler command lines, build user, host and timestamp) serves the rest
-# once they were built anywhere on the machine.  KVM is not in that
+# QEMU, and the objects of the enabling prefixes are the ones
+# scripts/build-linux-kernel.sh builds for the full series (they differ
+# only in KVM and tools/), so ccache (same compiler command lines, build
+# user, host and timestamp) serves them.  The earlier prefixes change widely
+# included headers (fpu/types.h, msr-index.h, irq_vectors.h, processor.h),
+# so building their whole kernel would be a cold build each, several
+# minutes on the project's two cores; their touched objects and the link
+# check cost seconds.  KVM is not in that
 # configuration; a KVM=y configuration would share no cache entry with any
 # other build (its autoconf.h differs) and cost a cold kernel build for every
 # prefix that changes a widely included header, so the KVM patches are built
@@ -93,8 +104,11 @@ for p in "${PATCHES[@]}"; do
     [ -f "$SERIES_DIR/$p" ] || die "patches/linux/series names $p, which does not exist"
     # scripts/spdxcheck.py runs under the first python3 in PATH and needs
     # Debian's python3-ply.
-    if out=$(PATH=/usr/bin:$PATH perl "$PRISTINE/scripts/checkpatch.pl" --strict --quiet --no-summary \
-                  --root="$PRISTINE" "$SERIES_DIR/$p" 2>&1); then
+    # Run from the kernel tree: inside a git work tree (this project's, where
+    # meson runs the test), checkpatch.pl reads the patch as a change to
+    # the project's files.
+    if out=$(cd "$PRISTINE" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet \
+                  --no-summary "$SERIES_DIR/$p" 2>&1); then
         pass "$p: checkpatch.pl --strict is clean"
     else
         fail "$p: checkpatch.pl --strict"
@@ -131,7 +145,9 @@ mkdir -p "$ROOT"
 if [ ! -d "$SRC" ] || [ "$(cat "$ROOT/.pristine" 2>/dev/null)" != "$SRC_ID" ]; then
     step "linking $PRISTINE into $SRC"
     rm -rf "$SRC" "$SRC.tmp"
-    cp -al "$PRISTINE" "$SRC.tmp"
+    mkdir "$SRC.tmp"
+    # The tree's files, never a link to the tree (files are replaced in src/).
+    cp -al "$PRISTINE/." "$SRC.tmp/"
     mv "$SRC.tmp" "$SRC"
     echo "$SRC_ID" >"$ROOT/.pristine"
     : >"$ROOT/.touched"
@@ -215,6 +231,18 @@ configure() {
     echo "$want_config" >"$OBJ/.qemu-lwp-config"
 }
 
+# --- symbols of the files the series never touches ---------------------------------
+# From the linux suite's kernel (scripts/build-linux-kernel.sh, the full
+# series): every symbol vmlinux defines, less those its touched objects
+# define.
+FULL_OBJ=$QEMU_LWP_BUILD/linux/src/obj
+[ -f "$FULL_OBJ/vmlinux" ] || die "$FULL_OBJ/vmlinux missing: run scripts/build-linux-kernel.sh first"
+mapfile -t full_objs < <(sed -n 's|^\([^[:space:]]*\)\.c$|\1.o|p' "$ROOT/.touched" |
+    grep -v -E '^(arch/x86/kvm|virt/kvm|tools)/' | while read -r o; do [ ! -f "$FULL_OBJ/$o" ] || echo "$o"; done)
+comm -23 <(nm --defined-only "$FULL_OBJ/vmlinux" | awk 'NF == 3 { print $3 }' | sort -u) \
+         <(cd "$FULL_OBJ" && nm --defined-only "${full_objs[@]}" | awk 'NF == 3 { print $3 }' | sort -u) \
+    >"$ROOT/untouched-symbols"
+
 # --- the prefixes -------------------------------------------------------------------
 for ((k = 0; k < first; k++)); do
     apply_exact "${PATCHES[k]}" >/dev/null || die "${PATCHES[k]} no longer applies (it passed before?)"
@@ -239,10 +267,30 @@ for ((k = first; k < N; k++)); do
     "${MAKE[@]}" -s olddefconfig >>"$ROOT/config.log" 2>&1 || true
     t0=$(date +%s)
     log=$ROOT/build-$n.log
-    if ! "${MAKE[@]}" -j"$JOBS" bzImage >"$log" 2>&1; then
-        fail "prefix $n ($p): builds (see $log)"
+    if enables_lwp; then
+        what=bzImage
+        targets=(bzImage)
+    else
+        what="the objects of the series' C files, and their link check"
+        mapfile -t targets < <(grep '\.c$' "$ROOT/.touched" | grep -v -E '^(arch/x86/kvm|virt/kvm|tools)/' |
+            while read -r f; do [ ! -f "$SRC/$f" ] || echo "${f%.c}.o"; done)
+    fi
+    if [ "${#targets[@]}" -gt 0 ] && ! "${MAKE[@]}" -j"$JOBS" "${targets[@]}" >"$log" 2>&1; then
+        fail "prefix $n ($p): builds $what (see $log)"
         grep -E 'error|Error' "$log" | head -n 20
         break
+    fi
+    if [ "${targets[0]:-}" != bzImage ] && [ "${#targets[@]}" -gt 0 ]; then
+        # Undefined symbols of the touched objects must be defined by one of
+        # them or by an object the series never touches.
+        undef=$(cd "$OBJ" && nm -u "${targets[@]}" | awk '$1 == "U" { print $2 }' | sort -u)
+        defs=$( { cd "$OBJ" && nm --defined-only "${targets[@]}" | awk 'NF == 3 { print $3 }'
+                  cat "$ROOT/untouched-symbols"; } | sort -u)
+        missing=$(comm -23 <(printf '%s\n' "$undef") <(printf '%s\n' "$defs") | grep -v '^$' || true)
+        if [ -n "$missing" ]; then
+            fail "prefix $n ($p): the touched objects link (undefined: $(echo $missing | head -c 300))"
+            break
+        fi
     fi
     # Warnings in the files the series touches count as failures.
     mine=$(grep 'warning:' "$log" | grep -F -f <(sed 's|$|:|' "$ROOT/.touched") || true)
@@ -251,7 +299,7 @@ for ((k = first; k < N; k++)); do
         printf '%s\n' "$mine" | head -n 20
         break
     fi
-    pass "prefix $n ($p): builds ($(($(date +%s) - t0)) s)"
+    pass "prefix $n ($p): builds $what ($(($(date +%s) - t0)) s)"
 
     if grep -q -E '^\+\+\+ b/(arch/x86/kvm|virt/kvm)/' "$SERIES_DIR/$p"; then
         t0=$(date +%s)
