@@ -234,6 +234,31 @@ configure() {
     echo "$want_config" >"$OBJ/.qemu-lwp-config"
 }
 
+# --- the suite's kernel ----------------------------------------------------------
+# The full series, staged apart.  An enabling prefix whose built files equal
+# the full series' is the kernel scripts/build-linux-kernel.sh built for the
+# suite (same configuration, same tree): that bzImage is booted instead of
+# building the same kernel again.  build/linux/src must hold the current
+# series for that (the suite's linux_kernel dependency sees to it).
+FULL_STAGE=$ROOT/stage-full
+rm -rf "$FULL_STAGE"
+cp -a "$STAGE" "$FULL_STAGE"
+for p in "${PATCHES[@]}"; do
+    patch -d "$FULL_STAGE" -p1 -F0 -N --batch -s --no-backup-if-mismatch <"$SERIES_DIR/$p" ||
+        die "$p does not apply to the full series' stage"
+done
+SUITE_KERNEL=
+if [ -f "$QEMU_LWP_BUILD/linux/bzImage" ]; then
+    SUITE_KERNEL=$QEMU_LWP_BUILD/linux/bzImage
+    while IFS= read -r f; do
+        if [ -f "$FULL_STAGE/$f" ] && ! cmp -s "$FULL_STAGE/$f" "$QEMU_LWP_BUILD/linux/src/$f"; then
+            echo "note: $QEMU_LWP_BUILD/linux/src/$f is not the current series': the suite's kernel is stale"
+            SUITE_KERNEL=
+            break
+        fi
+    done <"$ROOT/.touched"
+fi
+
 # --- symbols of the files the series never touches ---------------------------------
 # From the linux suite's kernel (scripts/build-linux-kernel.sh, the full
 # series): every symbol vmlinux defines, less those its touched objects
@@ -274,6 +299,10 @@ for ((k = first; k < N; k++)); do
         # Prefix k-1 was built in this run and patch k changes nothing the
         # kernel build reads: make would find nothing to do (~30 s to learn it).
         what="nothing new: patch $n touches only KVM, tools/, MAINTAINERS or Documentation/"
+        targets=()
+        : >"$log"
+    elif enables_lwp && [ -n "$SUITE_KERNEL" ] && [ -z "$(core_changes "$FULL_STAGE" "$STAGE")" ]; then
+        what="nothing new: its kernel is the suite's (build/linux/bzImage), the full series less KVM and tools/"
         targets=()
         : >"$log"
     elif enables_lwp; then
@@ -330,6 +359,9 @@ for ((k = first; k < N; k++)); do
     fi
 
     if enables_lwp; then
+        kernel=$OBJ/arch/x86/boot/bzImage
+        [ "${targets[0]:-}" = bzImage ] || [ -z "$SUITE_KERNEL" ] ||
+            [ -n "$(core_changes "$FULL_STAGE" "$STAGE")" ] || kernel=$SUITE_KERNEL
         changes=
         [ -z "$booted" ] || changes=$(core_changes "$booted" "$STAGE")
         if [ -n "$booted" ] && [ -z "$changes" ] && [ "$n" != "$N" ]; then
@@ -338,7 +370,7 @@ for ((k = first; k < N; k++)); do
             t0=$(date +%s)
             blog=$ROOT/boot-$n.log
             if python3 "$QEMU_LWP_ROOT/tests/linux/run_linux.py" --qemu "$QEMU" \
-                   --kernel "$OBJ/arch/x86/boot/bzImage" --initrd "$INITRD" \
+                   --kernel "$kernel" --initrd "$INITRD" \
                    --cpu max --smp 2 --tests abi,abi32,kselftest,kselftest32 >"$blog" 2>&1; then
                 pass "prefix $n enables LWP: boots and passes abi,abi32,kselftest,kselftest32 ($(($(date +%s) - t0)) s)"
                 rm -rf "$ROOT/booted-ref"
