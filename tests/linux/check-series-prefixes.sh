@@ -275,10 +275,11 @@ comm -23 <(nm --defined-only "$FULL_OBJ/vmlinux" | awk 'NF == 3 { print $3 }' | 
 for ((k = 0; k < first; k++)); do
     apply_exact "${PATCHES[k]}" >/dev/null || die "${PATCHES[k]} no longer applies (it passed before?)"
 done
-# The staged files of the last prefix that booted (kept across runs): an
-# enabling prefix is booted unless its x86 core files equal these.
+# The staged files of the last prefix booted in this run: an enabling
+# prefix is booted unless its built files equal these.  Not kept across
+# runs, so that the first enabling prefix a run checks always boots.
 booted=
-[ ! -d "$ROOT/booted-ref" ] || booted=$ROOT/booted-ref
+rm -rf "$ROOT/booted-ref"
 for ((k = first; k < N; k++)); do
     p=${PATCHES[k]}
     n=$((k + 1))
@@ -365,7 +366,7 @@ for ((k = first; k < N; k++)); do
         changes=
         [ -z "$booted" ] || changes=$(core_changes "$booted" "$STAGE")
         if [ -n "$booted" ] && [ -z "$changes" ] && [ "$n" != "$N" ]; then
-            pass "prefix $n enables LWP; it changes only KVM or tools/ since the last booted prefix: same x86 core"
+            pass "prefix $n enables LWP; since prefix $booted_n, booted above, it changes only files this kernel does not build"
         else
             t0=$(date +%s)
             blog=$ROOT/boot-$n.log
@@ -376,6 +377,7 @@ for ((k = first; k < N; k++)); do
                 rm -rf "$ROOT/booted-ref"
                 cp -a "$STAGE" "$ROOT/booted-ref"
                 booted=$ROOT/booted-ref
+                booted_n=$n
             else
                 fail "prefix $n enables LWP: boots and passes abi,abi32,kselftest,kselftest32 (see $blog)"
                 grep -E '^FAIL' "$blog" | head -n 20
