@@ -3,7 +3,8 @@
 #
 # Build kvm.ko and kvm-amd.ko with the LWP passthrough patches of
 # patches/linux/series (the KVM part: the patches that touch only
-# arch/x86/kvm and virt/kvm) for Debian bookworm's kernel, out of tree: only
+# arch/x86/kvm and virt/kvm, and MAINTAINERS or Documentation/, which are
+# left out) for Debian bookworm's kernel, out of tree: only
 # arch/x86/kvm and virt/kvm are taken from linux-source-6.1, and the rest
 # (headers, .config, Module.symvers, kbuild) from the linux-headers package of
 # the kernel the modules are for.  No kernel build is needed.
@@ -37,6 +38,12 @@ SRC_PKG=linux-source-6.1
 SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
 SRC_TOPDIR=$SRC_PKG
 KVM_SRC_ROOT=$QEMU_LWP_BUILD/kvm-src
+# tests/linux/check-series-prefixes.sh builds the KVM part of each prefix of
+# the series: LWP_SERIES_PREFIX=N takes only the first N patches of the
+# series, and KVM_BUILD_ROOT puts the trees and modules elsewhere.
+SERIES_PREFIX=${LWP_SERIES_PREFIX:-}
+BUILD_ROOT=${KVM_BUILD_ROOT:-$QEMU_LWP_BUILD}
+KVM_SRC_ROOT=$BUILD_ROOT/kvm-src
 JOBS=2   # the machines have two cores
 
 # --- packages -----------------------------------------------------------------
@@ -109,25 +116,39 @@ series_patches() {
 [ -f "$LINUX_SERIES_DIR/series" ] || die "$LINUX_SERIES_DIR/series missing"
 [ -f "$KBUILD_FILE" ] || die "$KBUILD_FILE missing"
 mapfile -t ALL_PATCHES < <(series_patches)
+if [ -n "$SERIES_PREFIX" ]; then
+    [[ $SERIES_PREFIX =~ ^[0-9]+$ ]] && [ "$SERIES_PREFIX" -le "${#ALL_PATCHES[@]}" ] ||
+        die "LWP_SERIES_PREFIX=$SERIES_PREFIX: the series has ${#ALL_PATCHES[@]} patches"
+    ALL_PATCHES=("${ALL_PATCHES[@]:0:$SERIES_PREFIX}")
+fi
 # The series holds the x86 core patches (the kernel's own LWP support) before
-# the KVM ones; the modules take only the patches that touch nothing outside
-# arch/x86/kvm and virt/kvm.  A patch touching both would be a layout error.
+# the KVM ones; the modules take only the KVM patches: those that touch
+# arch/x86/kvm or virt/kvm and, besides, at most files no build reads
+# (MAINTAINERS, Documentation/), which are left out when they are applied.
+# A patch touching both KVM and other code would be a layout error.
+KVM_FILES='^(arch/x86/kvm|virt/kvm)/'
+INERT_FILES='^(MAINTAINERS$|Documentation/)'
 PATCHES=()
 for p in "${ALL_PATCHES[@]}"; do
     [ -f "$LINUX_SERIES_DIR/$p" ] || die "patches/linux/series names $p, which does not exist"
     files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$LINUX_SERIES_DIR/$p")
-    outside=$(printf '%s\n' "$files" | grep -v -E '^(arch/x86/kvm|virt/kvm)/' || true)
-    if [ -z "$outside" ]; then
+    kvm=$(printf '%s\n' "$files" | grep -c -E "$KVM_FILES" || true)
+    code=$(printf '%s\n' "$files" | grep -v -E "$KVM_FILES" | grep -v -E "$INERT_FILES" || true)
+    if [ "$kvm" -gt 0 ] && [ -z "$code" ]; then
         PATCHES+=("$p")
-    elif [ "$(printf '%s\n' "$files" | grep -c -E '^(arch/x86/kvm|virt/kvm)/')" != 0 ]; then
-        die "patch $p touches both KVM (arch/x86/kvm, virt/kvm) and other files"
+    elif [ "$kvm" -gt 0 ]; then
+        die "patch $p touches both KVM (arch/x86/kvm, virt/kvm) and other code"
     fi
 done
+# A KVM patch without the parts for files outside arch/x86/kvm and virt/kvm.
+kvm_part() {
+    awk '/^diff --git / { keep = ($3 ~ /^a\/(arch\/x86\/kvm|virt\/kvm)\//) } keep' "$1"
+}
 [ "${#PATCHES[@]}" -gt 0 ] || die "patches/linux/series has no KVM patches"
 
-OUT=$QEMU_LWP_BUILD/kvm-modules/$REL
+OUT=$BUILD_ROOT/kvm-modules/$REL
 STAMP=$OUT/.qemu-lwp-stamp
-LOG=$QEMU_LWP_BUILD/kvm-modules/build-$REL.log
+LOG=$BUILD_ROOT/kvm-modules/build-$REL.log
 want_stamp=$(
     {
         echo "release $REL headers $hdr_ver source $src_ver jobs $JOBS"
@@ -167,12 +188,12 @@ step "applying the KVM patches of patches/linux/series (${#PATCHES[@]} of ${#ALL
 rm -rf "$PATCHED.tmp"
 cp -a "$PRISTINE" "$PATCHED.tmp"
 for p in "${PATCHES[@]}"; do
-    if ! out=$(patch -d "$PATCHED.tmp" -p1 -F0 -N --batch --dry-run <"$LINUX_SERIES_DIR/$p" 2>&1); then
+    if ! out=$(kvm_part "$LINUX_SERIES_DIR/$p" | patch -d "$PATCHED.tmp" -p1 -F0 -N --batch --dry-run 2>&1); then
         printf '%s\n' "$out" >&2
         die "patch $p does not apply to $SRC_PKG $src_ver without fuzz"
     fi
-    patch -d "$PATCHED.tmp" -p1 -F0 -N --batch -s --no-backup-if-mismatch \
-        <"$LINUX_SERIES_DIR/$p" >&2 || die "patch $p failed to apply"
+    kvm_part "$LINUX_SERIES_DIR/$p" | patch -d "$PATCHED.tmp" -p1 -F0 -N --batch -s --no-backup-if-mismatch \
+        >&2 || die "patch $p failed to apply"
 done
 rm -rf "$PATCHED"
 mv "$PATCHED.tmp" "$PATCHED"
