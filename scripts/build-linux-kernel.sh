@@ -129,18 +129,7 @@ for p in "${PATCHES[@]}"; do
     patch -d "$STAGE" -p1 -F0 -N --batch -s --no-backup-if-mismatch \
         <"$SERIES_DIR_LINUX/$p" >&2 || die "patch $p failed to apply"
 done
-sort -u "$ROOT/.applied" "$ROOT/.applying" | while IFS= read -r f; do
-    if [ -f "$STAGE/$f" ]; then want=$STAGE/$f
-    elif [ -f "$PRISTINE/$f" ]; then want=$PRISTINE/$f
-    else want=; fi
-    if [ -z "$want" ]; then
-        [ ! -e "$SRC/$f" ] || rm -f "$SRC/$f"
-    elif ! cmp -s "$want" "$SRC/$f"; then
-        mkdir -p "$(dirname "$SRC/$f")"
-        # Never write through a hard link into pristine/.
-        cp --remove-destination "$want" "$SRC/$f"
-    fi
-done
+sort -u "$ROOT/.applied" "$ROOT/.applying" | sync_kernel_tree "$STAGE" "$PRISTINE" "$SRC"
 mv "$ROOT/.applying" "$ROOT/.applied"
 rm -rf "$STAGE"
 

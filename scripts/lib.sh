@@ -118,3 +118,23 @@ configure_qemu_once() {
         die_log "$log" "configuring $what failed"
     echo "$want" >"$builddir/.qemu-lwp-configure"
 }
+
+# Bring the files named on standard input (paths in a kernel tree) in
+# $3 to what they are in the patched stage $1, else in the pristine tree
+# $2, else absent, replacing only files whose content differs, so that
+# make rebuilds just what changed.  Never writes through a hard link into
+# the pristine tree.
+sync_kernel_tree() {
+    local stage=$1 pristine=$2 src=$3 f want
+    while IFS= read -r f; do
+        if [ -f "$stage/$f" ]; then want=$stage/$f
+        elif [ -f "$pristine/$f" ]; then want=$pristine/$f
+        else want=; fi
+        if [ -z "$want" ]; then
+            [ ! -e "$src/$f" ] || rm -f "$src/$f"
+        elif ! cmp -s "$want" "$src/$f"; then
+            mkdir -p "$(dirname "$src/$f")"
+            cp --remove-destination "$want" "$src/$f"
+        fi
+    done
+}

@@ -145,6 +145,20 @@ static uintptr_t user_session(uintptr_t unused)
     return 0;
 }
 
+/*
+ * Count to @loops at CPL 0 with interrupts enabled: code that never used
+ * LWP, in which a late threshold interrupt may arrive.
+ */
+static void spin_with_interrupts(uint32_t loops)
+{
+    asm volatile("xor %%ecx, %%ecx\n\t"
+                 "sti\n"
+                 "1:\tinc %%ecx\n\t"
+                 "cmp %0, %%ecx\n\t"
+                 "jb 1b\n\t"
+                 "cli" : : "r"(loops) : "ecx", "memory", "cc");
+}
+
 static void test_late_after_session(unsigned long delay)
 {
     uintptr_t loops = delay / 3 + 64;
@@ -160,12 +174,7 @@ static void test_late_after_session(unsigned long delay)
          * Code that never used LWP, at CPL 0, until N has passed; the
          * return from CPL 3 came through an interrupt gate (IF clear).
          */
-        asm volatile("xor %%ecx, %%ecx\n\t"
-                     "sti\n"
-                     "1:\tinc %%ecx\n\t"
-                     "cmp %0, %%ecx\n\t"
-                     "jb 1b\n\t"
-                     "cli" : : "r"((uint32_t)loops) : "ecx", "memory", "cc");
+        spin_with_interrupts(loops);
         if (irq_count != 1) {
             printf("session %d: %u interrupts\n", i, irq_count);
         }
@@ -299,12 +308,7 @@ static void test_ring_guarantees(unsigned long delay, bool exact)
     asm volatile("sti");
     run_in_user(ring_producer, 0);
     /* A late interrupt still on its way: let it come, then read the rest. */
-    asm volatile("xor %%ecx, %%ecx\n\t"
-                 "sti\n"
-                 "1:\tinc %%ecx\n\t"
-                 "cmp %0, %%ecx\n\t"
-                 "jb 1b\n\t"
-                 "cli" : : "r"((uint32_t)loops) : "ecx", "memory", "cc");
+    spin_with_interrupts(loops);
     ring_consume();
 
     for (size_t i = 0; i < sizeof(area.guard0); i++) {

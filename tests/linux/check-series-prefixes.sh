@@ -169,18 +169,7 @@ done <"$ROOT/.touched"
 # Bring src/ to the staged content (pristine where nothing is staged), only
 # replacing files whose content differs, so make rebuilds just what changed.
 sync_src() {
-    local f want
-    while IFS= read -r f; do
-        if [ -f "$STAGE/$f" ]; then want=$STAGE/$f
-        elif [ -f "$PRISTINE/$f" ]; then want=$PRISTINE/$f
-        else want=; fi
-        if [ -z "$want" ]; then
-            [ ! -e "$SRC/$f" ] || rm -f "$SRC/$f"
-        elif ! cmp -s "$want" "$SRC/$f"; then
-            mkdir -p "$(dirname "$SRC/$f")"
-            cp --remove-destination "$want" "$SRC/$f"
-        fi
-    done <"$ROOT/.touched"
+    sync_kernel_tree "$STAGE" "$PRISTINE" "$SRC" <"$ROOT/.touched"
 }
 
 apply_exact() {   # patch file: applies it to stage/, refusing fuzz and offsets
