@@ -146,14 +146,8 @@ if [ ! -f "$OBJ/.config" ] || [ "$(cat "$CONFIG_STAMP" 2>/dev/null)" != "$want_c
     "${MAKE[@]}" -s olddefconfig >>"$CONFIG_LOG" 2>&1 ||
         { tail -n 20 "$CONFIG_LOG" >&2; die "make olddefconfig failed (see $CONFIG_LOG)"; }
     # Every option of the fragment must have survived olddefconfig.
-    missing=
-    while IFS= read -r opt; do
-        case $opt in
-        CONFIG_*=n) grep -qx "# ${opt%=n} is not set" "$OBJ/.config" || missing+=" $opt" ;;
-        CONFIG_*) grep -qx "$opt" "$OBJ/.config" || missing+=" $opt" ;;
-        esac
-    done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$FRAGMENT" | grep -v '^$')
-    [ -z "${missing:-}" ] || die "tests/linux/kernel.config asks for what Kconfig did not give:$missing"
+    missing=$(kconfig_fragment_missing "$FRAGMENT" "$OBJ/.config")
+    [ -z "$missing" ] || die "tests/linux/kernel.config asks for what Kconfig did not give:$missing"
     echo "$want_config" >"$CONFIG_STAMP"
 fi
 

@@ -138,3 +138,16 @@ sync_kernel_tree() {
         fi
     done
 }
+
+# The options of the Kconfig fragment $1 that the .config $2 does not have
+# as asked (olddefconfig drops what it cannot satisfy), space-separated.
+kconfig_fragment_missing() {
+    local opt missing=
+    while IFS= read -r opt; do
+        case $opt in
+        CONFIG_*=n) grep -qx "# ${opt%=n} is not set" "$2" || missing+=" $opt" ;;
+        CONFIG_*) grep -qx "$opt" "$2" || missing+=" $opt" ;;
+        esac
+    done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | grep -v '^$')
+    echo "$missing"
+}

@@ -212,13 +212,8 @@ configure() {
     "${MAKE[@]}" -s tinyconfig >"$ROOT/config.log" 2>&1 || return 1
     cat "$FRAGMENT" >>"$OBJ/.config"
     "${MAKE[@]}" -s olddefconfig >>"$ROOT/config.log" 2>&1 || return 1
-    local opt missing=
-    while IFS= read -r opt; do
-        case $opt in
-        CONFIG_*=n) grep -qx "# ${opt%=n} is not set" "$OBJ/.config" || missing+=" $opt" ;;
-        CONFIG_*) grep -qx "$opt" "$OBJ/.config" || missing+=" $opt" ;;
-        esac
-    done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$FRAGMENT" | grep -v '^$')
+    local missing
+    missing=$(kconfig_fragment_missing "$FRAGMENT" "$OBJ/.config")
     [ -z "$missing" ] || { echo "Kconfig did not give:$missing" >&2; return 1; }
     echo "$want_config" >"$OBJ/.qemu-lwp-config"
 }
