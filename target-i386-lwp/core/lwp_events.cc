@@ -19,10 +19,12 @@ using namespace lwp;
 
 constexpr uint32_t kUnlimited = UINT32_MAX;
 
+// The Flags bit first: it alone answers for the events a session did not
+// enable, and this runs several times for every record.
 bool enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
 {
-    return st.cbaddr && id <= cb_event_count(caps) &&
-           (caps.features & (1u << id)) && (st.flags & event_bit(id));
+    return (st.flags & event_bit(id)) && st.cbaddr &&
+           (caps.features & (1u << id)) && id <= cb_event_count(caps);
 }
 
 bool ip_filter_applies(const LwpState &st, const LwpCaps &caps)
@@ -149,11 +151,16 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
 LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
                         const LwpTbShape *tb, uint32_t *split) noexcept
 {
-    LwpHwConfig cfg;
-    lwp_hw_config(st, caps, &cfg);
+    // lwp_hw_config's answers, only those this needs: it runs at every
+    // record's TB.
+    const bool ire = enabled(*st, *caps, LWP_EVENT_IRE);
+    const bool bre = enabled(*st, *caps, LWP_EVENT_BRE);
+    const bool ipf = (ire || bre || enabled(*st, *caps, LWP_EVENT_VAL)) &&
+                     ip_filter_applies(*st, *caps);
+    const int32_t weight = bre ? branch_weight(*st, tb->branch & 3) : 0;
     *split = 0;
 
-    if (cfg.ipf) {
+    if (ipf) {
         const bool first = lwp_ip_counted(st, caps, tb->first_ip);
         const bool last = lwp_ip_counted(st, caps, tb->last_ip);
         // One range: a TB whose ends agree and that does not wrap lies
@@ -172,21 +179,20 @@ LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
         }
     }
 
-    const uint32_t ire_cross = cfg.ire ? ire_crossing(*st, *tb) : kUnlimited;
+    const uint32_t ire_cross = ire ? ire_crossing(*st, *tb) : kUnlimited;
     const uint32_t bre_cross =
-        cfg.bre ? bre_crossing(*st, cfg.branch_weight[tb->branch & 3], *tb)
-                : kUnlimited;
+        bre ? bre_crossing(*st, weight, *tb) : kUnlimited;
     const uint32_t cross = bre_cross < ire_cross ? bre_cross : ire_cross;
     if (cross == kUnlimited) {
-        if (cfg.ire) {
+        if (ire) {
             st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged);
         }
-        if (cfg.bre) {
-            st->counter[LWP_EVENT_BRE] -= cfg.branch_weight[tb->branch & 3];
+        if (bre) {
+            st->counter[LWP_EVENT_BRE] -= weight;
         }
         return LWP_TB_CHARGE;
     }
-    if (tb->may_defer && !cfg.ipf && bre_cross == kUnlimited &&
+    if (tb->may_defer && !ipf && bre_cross == kUnlimited &&
         one_ire_crossing(*st, *tb, ire_cross) && store_is_quiet(*st)) {
         *split = ire_cross;
         return LWP_TB_DEFER;

@@ -68,6 +68,15 @@ uint32_t space_used(const Ring &st)
     return static_cast<uint32_t>((st.head + size - st.tail % size) % size);
 }
 
+// Where the head goes after a store: head < buffer_size and both are
+// multiples of LWP_RECORD_SIZE (lwp_state_check), so no division.
+template <typename Ring>
+uint32_t next_head(const Ring &st)
+{
+    const uint32_t next = st.head + LWP_RECORD_SIZE;
+    return next >= st.buffer_size ? 0 : next;
+}
+
 template <typename Ring, typename Acc>
 bool reread_tail(Ring &st, Acc &access)
 {
@@ -97,7 +106,7 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
     // decides whether the head advances or a record is missed.
     bool tail_fresh = false;
     bool flush_head = false;
-    const uint32_t next = (st.head + LWP_RECORD_SIZE) % st.buffer_size;
+    const uint32_t next = next_head(st);
     if (next == st.tail) {
         if (!reread_tail(st, access)) {
             return false;
@@ -185,6 +194,18 @@ struct RingView {
     }
 };
 
+// An access the fast path may make: in one piece, canonical in long mode,
+// below 4 GiB after the truncation Access::split makes outside it.
+// *@addr becomes the linear address.
+bool lean_linear(bool long_mode, unsigned bits, uint64_t *addr, uint32_t len)
+{
+    if (long_mode) {
+        return canonical_range(*addr, len, bits);
+    }
+    *addr &= kLinear32Mask;
+    return *addr + len <= kLinear32Mask + 1;
+}
+
 // Access's interface for the common case only: every access allowed, none
 // wrapping around the top of the linear address space (4 GiB outside long
 // mode), none touching bytes an earlier write of the same store wrote.
@@ -253,24 +274,15 @@ public:
     }
 
 private:
-    // In one piece (canonical in long mode; below 4 GiB after the
-    // truncation Access::split makes outside it), and clear of every
-    // write recorded so far (a ring laid over the LWPCB's own fields is the
-    // general path's business).  *@addr becomes the linear address.
+    // In one piece (lean_linear), and clear of every write recorded so far
+    // (a ring laid over the LWPCB's own fields is the general path's
+    // business).  *@addr becomes the linear address.
     bool usable(uint64_t *addr_io, uint32_t len) const
     {
-        uint64_t addr = *addr_io;
-        if (long_mode_) {
-            if (!canonical_range(addr, len, bits_)) {
-                return false;
-            }
-        } else {
-            addr &= kLinear32Mask;
-            if (addr + len > kLinear32Mask + 1) {
-                return false;
-            }
+        if (!lean_linear(long_mode_, bits_, addr_io, len)) {
+            return false;
         }
-        *addr_io = addr;
+        const uint64_t addr = *addr_io;
         for (uint32_t i = 0; i < out_.nwrites; i++) {
             const LwpWrite &w = out_.writes[i];
             if (w.addr < addr + len && addr < w.addr + w.len) {
@@ -279,7 +291,6 @@ private:
         }
         return true;
     }
-
     bool read(uint64_t addr, uint8_t *buf, uint32_t len)
     {
         return usable(&addr, len) && mem_.read(mem_.opaque, addr, buf, len);
@@ -308,7 +319,7 @@ bool store_is_quiet(const LwpState &st)
         return true;
     }
     RingView ring(st);
-    const uint32_t next = (ring.head + LWP_RECORD_SIZE) % ring.buffer_size;
+    const uint32_t next = next_head(ring);
     if (next == ring.tail) {
         return false;
     }
@@ -319,12 +330,11 @@ bool store_is_quiet(const LwpState &st)
 bool record_slot_writable(const LwpState &st, const LwpCpuEnv &env,
                           const LwpMem &mem)
 {
-    // The write ring_store starts with, probed: LeanAccess only records it.
-    static const uint8_t trial[LWP_RECORD_SIZE] = { 0 };
-    LwpOutcome out;
-    outcome_begin(&out);
-    LeanAccess access(env, mem, out);
-    return access.write(st.buffer_base + st.head, trial, sizeof(trial));
+    // The write ring_store starts with, probed as LeanAccess would.
+    uint64_t addr = st.buffer_base + st.head;
+    return lean_linear(env.mode64 || env.long_mode, canonical_bits(env), &addr,
+                       LWP_RECORD_SIZE) &&
+           mem.probe_write(mem.opaque, addr, LWP_RECORD_SIZE);
 }
 
 bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access)

@@ -18,6 +18,28 @@ FIELD(LWP_CPUID_ECX, IP_FILTERING, 29, 1)
 FIELD(LWP_CPUID_ECX, CACHE_LEVELS, 30, 1)
 FIELD(LWP_CPUID_ECX, CACHE_LATENCY, 31, 1)
 
+/* "lwp-sync-store=on": where it means something, and alone. */
+static bool x86_lwp_sync_store_ok(X86CPU *cpu, Error **errp)
+{
+    if (!(cpu->env.features[FEAT_8000_0001_ECX] & CPUID_EXT3_LWP)) {
+        error_setg(errp, "lwp-sync-store needs the CPU feature 'lwp'");
+        return false;
+    }
+    if (kvm_enabled()) {
+        error_setg(errp, "lwp-sync-store needs TCG: under KVM the host CPU "
+                   "stores the records");
+        return false;
+    }
+    if (cpu->lwp_latitude.store_delay) {
+        error_setg(errp, "lwp-sync-store=on stores every record when its "
+                   "instruction retires, lwp-store-delay=%" PRIu32
+                   " some after it: choose one",
+                   cpu->lwp_latitude.store_delay);
+        return false;
+    }
+    return true;
+}
+
 bool x86_lwp_realize(X86CPU *cpu, Error **errp)
 {
     CPUX86State *env = &cpu->env;
@@ -32,6 +54,9 @@ bool x86_lwp_realize(X86CPU *cpu, Error **errp)
     }
 #endif
     if (!x86_lwp_latitude_realize(cpu, errp)) {
+        return false;
+    }
+    if (cpu->lwp_sync_store && !x86_lwp_sync_store_ok(cpu, errp)) {
         return false;
     }
     if (!(env->features[FEAT_8000_0001_ECX] & CPUID_EXT3_LWP)) {

@@ -21,6 +21,14 @@ typedef struct QemuLwpTcg {
      * instructions came before the tagged one retired.  0: none.
      */
     uint32_t deferred_unwind;
+    /*
+     * linux-user: a page that page_get_flags found writable, and
+     * page_flags_generation() then.  Records go there without another
+     * look-up until a mapping changes (lwp_probe).
+     */
+    uint64_t store_page;
+    uint32_t store_page_gen;
+    bool store_page_valid;
 } QemuLwpTcg;
 
 #endif

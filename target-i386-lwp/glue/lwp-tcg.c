@@ -22,11 +22,13 @@
 #include "lwp-irq.h"
 #include "trace.h"
 #include "accel/tcg/internal-common.h"
-#ifndef CONFIG_USER_ONLY
+#ifdef CONFIG_USER_ONLY
+#include "exec/page-protection.h"
+#include "user/page-protection.h"
+#else
 #include "accel/tcg/internal-target.h"
 #endif
 #include "tcg/tcg.h"
-#include "tcg/insn-start-words.h"
 
 /*
  * One LWP operation's access to guest memory.  @ops is what the model
@@ -47,6 +49,36 @@ typedef struct LwpGuestMem {
     bool slow_write;
 } LwpGuestMem;
 
+#ifdef CONFIG_USER_ONLY
+/*
+ * A store into the page that was last found writable, while no mapping
+ * has changed since: every record of a ring page but its first.  A race
+ * with another thread's munmap or mprotect is the host's to catch, as for
+ * the program's own stores (lwp_store_bytes).
+ */
+static bool lwp_store_page_known(CPUX86State *env, uint64_t addr,
+                                 uint32_t len)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    return t->store_page_valid &&
+           (addr & TARGET_PAGE_MASK) == t->store_page &&
+           ((addr + len - 1) & TARGET_PAGE_MASK) == t->store_page &&
+           t->store_page_gen == page_flags_generation();
+}
+
+static void lwp_store_page_learn(CPUX86State *env, uint64_t page,
+                                 uint32_t gen)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    /* Not a page whose code is protected: its next store would fault. */
+    t->store_page_valid = (page_get_flags(page) & PAGE_WRITE) != 0;
+    t->store_page = page;
+    t->store_page_gen = gen;
+}
+#endif
+
 /*
  * Whether every page of [addr, addr + len) allows @access.  *@plain is the
  * host address of the range when it lies in one page of plain RAM (system
@@ -60,6 +92,16 @@ static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
     uint64_t page = addr & TARGET_PAGE_MASK;
     void *host;
     int flags;
+#ifdef CONFIG_USER_ONLY
+    /* Read before the look-up: a change meanwhile makes it stale. */
+    uint32_t gen = page_flags_generation();
+
+    /* Another thread may unmap the page at any time: never plain. */
+    *plain = NULL;
+    if (access == MMU_DATA_STORE && lwp_store_page_known(m->env, addr, len)) {
+        return true;
+    }
+#endif
 
     for (;; page += TARGET_PAGE_SIZE) {
         flags = probe_access_flags(m->env, MAX(page, addr), 1, access,
@@ -72,8 +114,9 @@ static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
         }
     }
 #ifdef CONFIG_USER_ONLY
-    /* Another thread may unmap the page at any time: never plain. */
-    *plain = NULL;
+    if (access == MMU_DATA_STORE && page == (addr & TARGET_PAGE_MASK)) {
+        lwp_store_page_learn(m->env, page, gen);
+    }
 #else
     *plain = page == (addr & TARGET_PAGE_MASK) && flags == 0 ? host : NULL;
 #endif
@@ -134,7 +177,7 @@ static bool lwp_access_caught(LwpGuestMem *m, LwpGuestAccess *access,
                               bool *ok)
 {
     CPUState *cs = env_cpu(m->env);
-    sigjmp_buf outer;
+    sigjmp_buf outer LWP_UNINITIALIZED;
     bool caught;
 
     memcpy(outer, cs->jmp_env, sizeof(outer));
@@ -182,6 +225,11 @@ static bool lwp_mem_probe_write(void *opaque, uint64_t addr, uint32_t len)
     if (m->left_loop) {
         return true;
     }
+#ifdef CONFIG_USER_ONLY
+    if (lwp_store_page_known(m->env, addr, len)) {
+        return true;
+    }
+#endif
     if (!m->probes_unwind) {
         /* No TB to restore: a store probe cannot leave the CPU loop. */
         return lwp_probe_store(m, addr, NULL, len);
@@ -406,9 +454,9 @@ static void lwp_check_available(CPUX86State *env, uintptr_t ra)
 
 void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
 {
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpOutcome out;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
     LwpState next = env->lwp;
 
     lwp_check_available(env, GETPC());
@@ -434,9 +482,9 @@ void helper_lwp_llwpcb(CPUX86State *env, target_ulong ea)
 
 target_ulong helper_lwp_slwpcb(CPUX86State *env)
 {
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpOutcome out;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
     LwpState next = env->lwp;
 
     lwp_check_available(env, GETPC());
@@ -455,9 +503,9 @@ target_ulong helper_lwp_slwpcb(CPUX86State *env)
 void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
                        uint32_t imm, uint32_t is_mem)
 {
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpOutcome out;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
     LwpState next = env->lwp;
     uint32_t data1 = src;
 
@@ -480,9 +528,9 @@ void helper_lwp_lwpval(CPUX86State *env, target_ulong data2, target_ulong src,
 target_ulong helper_lwp_lwpins(CPUX86State *env, target_ulong data2,
                                target_ulong src, uint32_t imm, uint32_t is_mem)
 {
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpOutcome out;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
     LwpState next = env->lwp;
     uint32_t data1;
 
@@ -535,7 +583,7 @@ bool x86_lwp_xsave(CPUX86State *env, uint8_t *area)
 void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
 {
     static const uint8_t init_area[LWP_XSAVE_SIZE];
-    LwpCpuEnv cpu;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
 
     lwp_cpu_env(env, &cpu);
     lwp_xrstor(&env->lwp, &cpu, present ? area : init_area, present);
@@ -636,7 +684,7 @@ static void lwp_step_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu,
 {
     CPUX86State *env = m->env;
     LwpState next = env->lwp;
-    LwpOutcome out;
+    LwpOutcome out LWP_UNINITIALIZED;
 
     step(&next, cpu, &m->ops, &out);
     lwp_complete(m, &out);
@@ -654,8 +702,8 @@ static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
 {
     CPUX86State *env = m->env;
     uint8_t event = env->lwp.pending[0];
-    LwpStoreCommit commit;
-    LwpOutcome out;
+    LwpStoreCommit commit LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
 
     if (!event) {
         return;
@@ -707,18 +755,17 @@ static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
 static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
                                uint32_t index, unsigned csize)
 {
-    uint64_t data[TARGET_INSN_START_WORDS];
     uint64_t first = env->eip + tb->cs_base;
+    uint64_t pc = tb_insn_start_pc(tb, index);
     uint64_t linear;
 
-    tb_insn_start_data(tb, index, data);
     if (tb_cflags(tb) & CF_PCREL) {
-        linear = (first & TARGET_PAGE_MASK) | data[0];
+        linear = (first & TARGET_PAGE_MASK) | pc;
         if (linear < first) {
             linear += TARGET_PAGE_SIZE;
         }
     } else {
-        linear = data[0];
+        linear = pc;
     }
     return lwp_wrap_ip(env->eip + (linear - first), csize);
 }
@@ -733,7 +780,7 @@ static LwpTbAction lwp_tb_decide(CPUX86State *env, uint64_t info,
                                  const LwpTbShape *tb, uint32_t *split)
 {
     const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
-    LwpState probe;
+    LwpState probe LWP_UNINITIALIZED;
 
     if (!FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
         return lwp_tb_plan(&env->lwp, caps, tb, split);
@@ -793,15 +840,30 @@ static const void *lwp_tb_split(CPUX86State *env, uint64_t info,
     cpu_loop_exit_noexc(cs);
 }
 
+/*
+ * Spec 1.1 (Store): "The store need not complete synchronously with the
+ * instruction retiring".  A record that can wait for its TB's end, @after
+ * instructions after its own, waits there, as it costs no TB cut to its
+ * instruction; "lwp-sync-store" stores it when its instruction retires,
+ * and latitude mode's "lwp-store-delay" draws between the two.
+ */
+static bool lwp_store_after_tb(X86CPU *cpu, uint32_t after)
+{
+    if (cpu->lwp_latitude.store_delay) {
+        return x86_lwp_latitude_store_late(cpu, after);
+    }
+    return !cpu->lwp_sync_store;
+}
+
 const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
                                target_ulong eip, const void *tb_ptr)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
-    LwpBoundary b;
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpTbShape tb;
+    LwpBoundary b LWP_UNINITIALIZED;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpTbShape tb LWP_UNINITIALIZED;
     LwpTbAction action;
     uint32_t split;
 
@@ -839,8 +901,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 
         /* A store probe cannot leave the CPU loop here (no TB to unwind). */
         lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
-        if (x86_lwp_latitude_store_late(env_archcpu(env),
-                                        tb.charged - split - 1) &&
+        if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1) &&
             lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip)) {
             t->deferred_unwind = tb.charged - split;
             trace_lwp_tb_defer(env->eip, split);
@@ -860,11 +921,11 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
-    uint8_t records[2][LWP_RECORD_SIZE];
-    LwpBoundary b;
-    LwpGuestMem mem;
-    LwpCpuEnv cpu;
-    LwpRetired insn;
+    uint8_t records[2][LWP_RECORD_SIZE] LWP_UNINITIALIZED;
+    LwpBoundary b LWP_UNINITIALIZED;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu LWP_UNINITIALIZED;
+    LwpRetired insn LWP_UNINITIALIZED;
     unsigned n;
 
     t->tb_uncharged = 0;

@@ -25,7 +25,7 @@ typedef struct QemuLwpDisas {
     uint32_t stepped_insn;    /* num_insns of the last insn counted inline */
     bool goto_ptr;            /* LWP alone turned jmp_opt off */
     bool stores_records;      /* an LWPVAL or LWPINS is in the TB */
-    bool store_late;          /* lwp-store-delay: records may be deferred */
+    bool store_late;          /* records may wait for the TB's end */
 } QemuLwpDisas;
 
 struct DisasContext;

@@ -5,10 +5,11 @@
  * ring slot the next record will take.  A record of one of the NOPs is the
  * record of an instruction that retired before that load.
  *
- *   lwp-late-store exact   (-cpu max): the load sees every such record --
- *                          qemu-lwp's exact mode stores a record where its
+ *   lwp-late-store exact   (-cpu max,lwp-sync-store=on): the load sees
+ *                          every such record -- a record is stored where its
  *                          instruction retires;
- *   lwp-late-store late    (-cpu max,lwp-store-delay=511,lwp-seed=S): it
+ *   lwp-late-store late    (-cpu max, the default, or latitude mode's
+ *                          -cpu max,lwp-store-delay=511,lwp-seed=S): it
  *                          misses some -- spec 1.1 (Store): "the Store stage
  *                          (and subsequent stages) may complete some number
  *                          of cycles after the tagged instruction retires" --

@@ -92,13 +92,14 @@ const NumberProperty *number_property(const std::string &key)
     return nullptr;
 }
 
-// Latitude mode's settings (docs/lwp-latitude.rst): how QEMU times LWP's
-// events, not what CPUID offers, so no part of a pool's baseline.
+// How QEMU times LWP's events (lwp-sync-store, and latitude mode's
+// settings, docs/lwp-latitude.rst), not what CPUID offers, so no part of a
+// pool's baseline.
 bool is_emulation_setting(const std::string &key)
 {
     return key == "lwp-seed" || key == "lwp-irq-delay" ||
            key == "lwp-store-delay" || key == "lwp-tail-reread" ||
-           key == "lwp-interval-reread";
+           key == "lwp-interval-reread" || key == "lwp-sync-store";
 }
 
 bool is_flag(const std::string &key)

@@ -145,6 +145,21 @@ typedef struct LwpWrite {
     uint8_t data[LWP_RECORD_SIZE];
 } LwpWrite;
 
+/*
+ * For an LwpOutcome on the stack, which its producer fills before anyone
+ * reads it: exempt from -ftrivial-auto-var-init, with which QEMU builds and
+ * which would clear its 1.6 KiB at every record stored.  QEMU 10.1 has
+ * QEMU_UNINITIALIZED for the same reason.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(uninitialized)
+#define LWP_UNINITIALIZED __attribute__((uninitialized))
+#endif
+#endif
+#ifndef LWP_UNINITIALIZED
+#define LWP_UNINITIALIZED
+#endif
+
 typedef struct LwpOutcome {
     LwpStatus status;
     uint64_t fault_addr;
