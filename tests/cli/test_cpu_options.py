@@ -81,6 +81,11 @@ refusals = [
     ('max,-lwp,lwp-tail-reread=2', "lwp-tail-reread needs the CPU feature 'lwp'"),
     ('max,lwp-interval-reread=maybe', "lwp-interval-reread"),
     ('max,-lwp,lwp-interval-reread=on', "lwp-interval-reread needs the CPU feature 'lwp'"),
+    # Records stored when their instruction retires: not a switch, no LWP,
+    # or against the late store's draw.
+    ('max,lwp-sync-store=maybe', "lwp-sync-store"),
+    ('max,-lwp,lwp-sync-store=on', "lwp-sync-store needs the CPU feature 'lwp'"),
+    ('max,lwp-sync-store=on,lwp-store-delay=8', "lwp-store-delay=8 some after it: choose one"),
 ]
 for cpu, msg in refusals:
     p = run('-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-nodefaults', '-display', 'none', '-S',
