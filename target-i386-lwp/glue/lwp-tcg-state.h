@@ -9,6 +9,12 @@
 
 #include "../include/lwp/lwp-model.h"
 
+typedef struct QemuLwpKnownPage {
+    uint64_t page;
+    uint32_t gen;
+    int flags;                /* PAGE_*; 0: the entry is empty */
+} QemuLwpKnownPage;
+
 typedef struct QemuLwpTcg {
     uint32_t tb_flags;        /* HF_LWP_* for the current LWP state */
     int32_t branch_weight[LWP_BRANCH_CLASSES];   /* BRE charge per class */
@@ -22,13 +28,13 @@ typedef struct QemuLwpTcg {
      */
     uint32_t deferred_unwind;
     /*
-     * linux-user: a page that page_get_flags found writable, and
-     * page_flags_generation() then.  Records go there without another
-     * look-up until a mapping changes (lwp_probe).
+     * linux-user: the last two pages (the ring's and the LWPCB's) that
+     * page_get_flags was asked about, its answer and page_flags_generation()
+     * then.  LWP goes on using them without another look-up until a mapping
+     * changes (lwp_probe).
      */
-    uint64_t store_page;
-    uint32_t store_page_gen;
-    bool store_page_valid;
+    QemuLwpKnownPage known[2];
+    uint8_t known_victim;
 } QemuLwpTcg;
 
 #endif

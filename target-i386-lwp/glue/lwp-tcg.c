@@ -51,31 +51,40 @@ typedef struct LwpGuestMem {
 
 #ifdef CONFIG_USER_ONLY
 /*
- * A store into the page that was last found writable, while no mapping
- * has changed since: every record of a ring page but its first.  A race
- * with another thread's munmap or mprotect is the host's to catch, as for
- * the program's own stores (lwp_store_bytes).
+ * What page_get_flags said of the page of [addr, addr + len), if that lies
+ * in one page asked about lately and no mapping has changed since: every
+ * access to a ring page but its first, and to the LWPCB.  A race with
+ * another thread's munmap or mprotect is the host's to catch, as for the
+ * program's own accesses (lwp_store_bytes, lwp_load).
  */
-static bool lwp_store_page_known(CPUX86State *env, uint64_t addr,
-                                 uint32_t len)
+static int lwp_page_known_flags(CPUX86State *env, uint64_t addr,
+                                uint32_t len)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+    uint64_t page = addr & TARGET_PAGE_MASK;
 
-    return t->store_page_valid &&
-           (addr & TARGET_PAGE_MASK) == t->store_page &&
-           ((addr + len - 1) & TARGET_PAGE_MASK) == t->store_page &&
-           t->store_page_gen == page_flags_generation();
+    if (((addr + len - 1) & TARGET_PAGE_MASK) != page) {
+        return 0;
+    }
+    for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
+        if (t->known[i].flags && t->known[i].page == page &&
+            t->known[i].gen == page_flags_generation()) {
+            return t->known[i].flags;
+        }
+    }
+    return 0;
 }
 
-static void lwp_store_page_learn(CPUX86State *env, uint64_t page,
-                                 uint32_t gen)
+static void lwp_page_learn(CPUX86State *env, uint64_t page, uint32_t gen)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+    QemuLwpKnownPage *k = &t->known[t->known_victim];
 
-    /* Not a page whose code is protected: its next store would fault. */
-    t->store_page_valid = (page_get_flags(page) & PAGE_WRITE) != 0;
-    t->store_page = page;
-    t->store_page_gen = gen;
+    t->known_victim ^= 1;
+    k->page = page;
+    k->gen = gen;
+    /* A page whose code is protected is not writable until its next fault. */
+    k->flags = page_get_flags(page);
 }
 #endif
 
@@ -95,10 +104,11 @@ static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
 #ifdef CONFIG_USER_ONLY
     /* Read before the look-up: a change meanwhile makes it stale. */
     uint32_t gen = page_flags_generation();
+    int need = access == MMU_DATA_STORE ? PAGE_WRITE : PAGE_READ;
 
     /* Another thread may unmap the page at any time: never plain. */
     *plain = NULL;
-    if (access == MMU_DATA_STORE && lwp_store_page_known(m->env, addr, len)) {
+    if (lwp_page_known_flags(m->env, addr, len) & need) {
         return true;
     }
 #endif
@@ -114,8 +124,8 @@ static bool lwp_probe(LwpGuestMem *m, uint64_t addr, uint32_t len,
         }
     }
 #ifdef CONFIG_USER_ONLY
-    if (access == MMU_DATA_STORE && page == (addr & TARGET_PAGE_MASK)) {
-        lwp_store_page_learn(m->env, page, gen);
+    if (page == (addr & TARGET_PAGE_MASK)) {
+        lwp_page_learn(m->env, page, gen);
     }
 #else
     *plain = page == (addr & TARGET_PAGE_MASK) && flags == 0 ? host : NULL;
@@ -148,6 +158,20 @@ typedef bool LwpGuestAccess(LwpGuestMem *m, uint64_t addr, void *buf,
 
 static bool lwp_load(LwpGuestMem *m, uint64_t addr, void *buf, uint32_t len)
 {
+#ifdef CONFIG_USER_ONLY
+    if (-(addr | TARGET_PAGE_MASK) >= len &&
+        !cpu_plugin_mem_cbs_enabled(env_cpu(m->env))) {
+        /*
+         * Probed readable: one copy, with the return address set so that
+         * a host fault (a page unmapped meanwhile, a file mapping past its
+         * end) becomes the program's signal, caught by lwp_access_caught.
+         */
+        set_helper_retaddr(m->ra);
+        memcpy(buf, g2h(env_cpu(m->env), addr), len);
+        clear_helper_retaddr();
+        return true;
+    }
+#endif
     lwp_load_bytes(m, addr, buf, len);
     return true;
 }
@@ -226,7 +250,7 @@ static bool lwp_mem_probe_write(void *opaque, uint64_t addr, uint32_t len)
         return true;
     }
 #ifdef CONFIG_USER_ONLY
-    if (lwp_store_page_known(m->env, addr, len)) {
+    if (lwp_page_known_flags(m->env, addr, len) & PAGE_WRITE) {
         return true;
     }
 #endif
