@@ -55,6 +55,8 @@ SQLITE_SCRIPT = (
 # The largest interval an EventInterval field holds (26-bit signed): almost
 # no records, so the run costs the per-block charge alone.
 INTERVAL_NONE = (1 << 25) - 1
+# The smallest interval of an event (EventInterval is raised to it).
+LWP_MIN_INTERVAL = 255
 # The ring-full configuration's ring: 1024 records, never drained.
 FULL_RING_BYTES = 1024 * 32
 
@@ -78,7 +80,15 @@ CONFIGS = [
      'ours', 2, 65535, False),
     ('iremin-late', 'ours, instructions retired, interval 255, lwp-store-delay=511',
      'ours', 2, 255, False),
+    # Each record stored when its instruction retires (docs/lwp-events.rst).
+    ('ire65535-sync', 'ours, instructions retired, interval 65535, lwp-sync-store=on',
+     'ours', 2, 65535, False),
+    ('iremin-sync', 'ours, instructions retired, interval 255, lwp-sync-store=on',
+     'ours', 2, 255, False),
 ]
+# The -cpu of the "-sync" configurations.
+SYNC_STORE_CPU = 'max,lwp-sync-store=on'
+
 # The -cpu of the latitude configurations: a fixed seed, the same draws in
 # every run.
 LATE_STORE_CPU = 'max,lwp-store-delay=511,lwp-seed=1'
@@ -101,6 +111,8 @@ RATIOS = [
     ('iremiss/plugin', 'iremiss', 'plugin', None, None),
     ('ire65535-late/ire65535', 'ire65535-late', 'ire65535', None, None),
     ('iremin-late/iremin', 'iremin-late', 'iremin', None, None),
+    ('ire65535/ire65535-sync', 'ire65535', 'ire65535-sync', None, None),
+    ('iremin/iremin-sync', 'iremin', 'iremin-sync', None, None),
 ]
 
 
@@ -242,8 +254,12 @@ class ProgramBench:
     def ring_bytes(self, prog, key, interval):
         if key == 'iremiss':
             return FULL_RING_BYTES
+        # Every other configuration the same ring, the one the minimum
+        # interval needs: the preload touches each of its pages first, and
+        # a per-event cost is a difference of two configurations, so that
+        # cost (large in a VM with shadow paging) cancels out of it.
         insns = prog.insns or 4 * 10 ** 9
-        need = insns // (interval + 1) * 32 * 5 // 4 + (1 << 20)
+        need = insns // (LWP_MIN_INTERVAL + 1) * 32 * 5 // 4 + (1 << 20)
         # BufferSize has 28 bits (spec 7.1, figure 7-1): at most 256 MiB - 4 KiB.
         return min(need, 0x0ffff000) & ~4095
 
@@ -251,7 +267,8 @@ class ProgramBench:
         key, _, which, event, interval, plugin = cfg
         if which == 'stock':
             return [self.stock, '-cpu', 'max'] + prog.qemu_env + prog.argv
-        cpu = LATE_STORE_CPU if key.endswith('-late') else 'max'
+        cpu = (LATE_STORE_CPU if key.endswith('-late') else
+               SYNC_STORE_CPU if key.endswith('-sync') else 'max')
         cmd = [self.ours, '-cpu', cpu] + prog.qemu_env
         if plugin:
             # The plugin's count goes to a log file: xz closes stderr.
@@ -393,7 +410,7 @@ class ProgramBench:
         lines = []
         for p in progs:
             for key in ('ire65535', 'ire4095', 'iremin', 'iremiss', 'bre65535', 'bremin',
-                        'ire65535-late', 'iremin-late'):
+                        'ire65535-late', 'iremin-late', 'ire65535-sync', 'iremin-sync'):
                 if key not in p.records:
                     continue
                 n, rec = p.records[key]
@@ -435,23 +452,25 @@ class ProgramBench:
         print('  record   (iremin - ire2^25) / records stored by iremin')
         print('  missed   (iremiss - ire2^25) / missed events of iremiss')
         print('  bre      (bremin - ire2^25) / records stored by bremin')
+        print('  sync     (iremin-sync - ire2^25) / records stored by iremin-sync')
         print('  block    ire2^25 - unused, seconds: the per-block charge of counting')
         print()
-        print('  %-9s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns', 'bre ns',
-                                             'block s'))
+        print('  %-9s %15s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns',
+                                                   'bre ns', 'sync ns', 'block s'))
         for p in progs:
             base = p.cpu.get('ire2^25')
             cols = []
             for key, events in (('iremin', p.records.get('iremin', (0, 0))[1]),
                                 ('iremiss', p.missed.get('iremiss', 0)),
-                                ('bremin', p.records.get('bremin', (0, 0))[1])):
+                                ('bremin', p.records.get('bremin', (0, 0))[1]),
+                                ('iremin-sync', p.records.get('iremin-sync', (0, 0))[1])):
                 v = per_event_ns(p.cpu.get(key), base, events)
                 cols.append('%6.1f / %6.1f' % v if v else 'n/a')
             a, b = base, p.cpu.get('unused')
             cols.append('%.3f / %.3f' % (min(a) - min(b),
                                          statistics.median(a) - statistics.median(b))
                         if a and b else 'n/a')
-            print('  %-9s %15s %15s %15s %15s' % (p.key, *cols))
+            print('  %-9s %15s %15s %15s %15s %15s' % (p.key, *cols))
 
 
 def run(args):
