@@ -47,6 +47,7 @@ import checks  # noqa: E402
 from checks import report, summary_exit  # noqa: E402
 import libvirt_hosts  # noqa: E402
 import qemu_python  # noqa: E402
+from latitude import resolve_cpu  # noqa: E402
 import run_linux  # noqa: E402
 
 QEMU, IMAGE, BASELINE, LINUX_KERNEL, LINUX_INITRD = (os.path.abspath(a) for a in sys.argv[1:6])
@@ -75,6 +76,21 @@ NO_LWPINT_WRAPPER = """#!/usr/bin/python3
 import os, sys
 args = [a.replace('lwpint=on', 'lwpint=off') for a in sys.argv[1:]]
 os.execv('@REAL@', ['@REAL@'] + args + ['-global', 'x86_64-cpu.lwpint=off'])
+"""
+
+
+# Latitude mode (docs/lwp-latitude.rst) on hosts a and b: LWP_LIBVIRT_LATITUDE
+# holds its properties, lwp-seed=random a new seed, printed, the same on both.
+# Every x86 CPU of their QEMU gets them as -global, as a host's QEMU
+# configuration would give them.
+LATITUDE = resolve_cpu(os.environ.get('LWP_LIBVIRT_LATITUDE', ''))
+LATITUDE_WRAPPER = """#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+import os, sys
+extra = []
+for prop in '@PROPS@'.split(','):
+    extra += ['-global', 'x86_64-cpu.' + prop]
+os.execv('@REAL@', ['@REAL@'] + sys.argv[1:] + extra)
 """
 
 
@@ -610,8 +626,9 @@ def test_linux_guest(a, b, cpu, tmp):
 def main():
     t0 = time.time()
     pool = libvirt_hosts.Pool(emulator=QEMU)
-    a = pool.add('a')
-    b = pool.add('b')
+    wrapper = LATITUDE_WRAPPER.replace('@PROPS@', LATITUDE) if LATITUDE else None
+    a = pool.add('a', qemu_wrapper=wrapper)
+    b = pool.add('b', qemu_wrapper=wrapper)
     c = pool.add('c', qemu=STOCK_QEMU, lwp_cpu_map=False)
     d = pool.add('d', qemu_wrapper=NO_LWPINT_WRAPPER)
     e = pool.add('e', qemu=STOCK_QEMU)
