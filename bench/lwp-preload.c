@@ -35,6 +35,8 @@
 static struct lwpcb cb;
 static uint8_t *ring;
 static unsigned long ring_bytes;
+/* Memory mapped and touched, the ring at its start: at least ring_bytes. */
+static unsigned long map_bytes;
 static unsigned event, interval;
 /* stderr as it was at start: a program may close fd 2 before exiting (xz). */
 static int report_fd = -1;
@@ -45,37 +47,20 @@ static void fail(const char *why)
     _exit(3);
 }
 
-__attribute__((constructor)) static void lwp_preload_start(void)
+/*
+ * The ring, mapped and made resident.  Also without LWP (EVENT 0): the
+ * configurations a per-event cost or a ratio compares then hold the same
+ * resident memory.
+ */
+static void ring_map(void)
 {
-    const char *spec = getenv("QEMU_LWP_BENCH");
-    unsigned a, b, c, d;
-
-    if (!spec) {
-        return;
-    }
-    if (sscanf(spec, "%u:%u:%lu", &event, &interval, &ring_bytes) != 3 ||
-        event < 2 || event > 3 || ring_bytes < 4096 || ring_bytes > 0x0ffff000ul) {
-        fail("QEMU_LWP_BENCH must be EVENT:INTERVAL:RING_BYTES, EVENT 2 or 3, "
-             "RING_BYTES 4096 to 0x0ffff000 (BufferSize has 28 bits)");
-    }
-    ring_bytes &= ~4095ul;
-    report_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
-    __cpuid(0x80000000u, a, b, c, d);
-    if (a < 0x8000001Cu) {
-        fail("no CPUID leaf 8000_001C");
-    }
-    __cpuid_count(0x8000001Cu, 0, a, b, c, d);
-    if (!(a & 1) || !(a >> event & 1) || (b & 0xff) * 8 > sizeof(cb) ||
-        (b >> 24) != 0x80 || ((c >> 16) & 0xff) * 32 * RECORD_SIZE > ring_bytes) {
-        fail("the event is not available or does not fit the LWPCB");
-    }
     /*
      * Populated now, as a profiler's ring that it drains and reuses is
      * resident: a page faulted in under the first record that lands on it
      * would add the host kernel's fault (about a microsecond in a VM, per
      * 128 records) to what the benchmark reports as LWP's cost per record.
      */
-    ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
+    ring = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE,
                 -1, 0);
     if (ring == MAP_FAILED) {
@@ -89,9 +74,52 @@ __attribute__((constructor)) static void lwp_preload_start(void)
      * configuration the same ring, so this cancels out of what it reports
      * per record.
      */
-    for (unsigned long off = 0; off < ring_bytes; off += 4096) {
+    for (unsigned long off = 0; off < map_bytes; off += 4096) {
         ((volatile uint8_t *)ring)[off] = 0;
     }
+}
+
+__attribute__((constructor)) static void lwp_preload_start(void)
+{
+    const char *spec = getenv("QEMU_LWP_BENCH");
+    unsigned a, b, c, d;
+
+    if (!spec) {
+        return;
+    }
+    switch (sscanf(spec, "%u:%u:%lu:%lu", &event, &interval, &ring_bytes,
+                   &map_bytes)) {
+    case 3:
+        map_bytes = ring_bytes;
+        /* fall through */
+    case 4:
+        break;
+    default:
+        ring_bytes = 0;
+    }
+    if ((event != 0 && event != 2 && event != 3) || ring_bytes < 4096 ||
+        ring_bytes > 0x0ffff000ul || map_bytes < ring_bytes) {
+        fail("QEMU_LWP_BENCH must be EVENT:INTERVAL:RING_BYTES[:MAP_BYTES], "
+             "EVENT 0 (a ring and no LWP), 2 or 3, RING_BYTES 4096 to "
+             "0x0ffff000 (BufferSize has 28 bits), MAP_BYTES at least "
+             "RING_BYTES");
+    }
+    ring_bytes &= ~4095ul;
+    if (!event) {
+        ring_map();
+        return;
+    }
+    report_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
+    __cpuid(0x80000000u, a, b, c, d);
+    if (a < 0x8000001Cu) {
+        fail("no CPUID leaf 8000_001C");
+    }
+    __cpuid_count(0x8000001Cu, 0, a, b, c, d);
+    if (!(a & 1) || !(a >> event & 1) || (b & 0xff) * 8 > sizeof(cb) ||
+        (b >> 24) != 0x80 || ((c >> 16) & 0xff) * 32 * RECORD_SIZE > ring_bytes) {
+        fail("the event is not available or does not fit the LWPCB");
+    }
+    ring_map();
     cb.flags = 1u << event;
     cb.buffer_size = ring_bytes;
     cb.buffer_base = (uintptr_t)ring;
@@ -111,7 +139,7 @@ __attribute__((destructor)) static void lwp_preload_stop(void)
 {
     unsigned long records, bad = 0;
 
-    if (!ring) {
+    if (!ring || !event) {
         return;
     }
     __slwpcb();                                 /* flushes the head */

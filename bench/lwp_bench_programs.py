@@ -252,12 +252,16 @@ class ProgramBench:
         self.na = {}
 
     def ring_bytes(self, prog, key, interval):
+        """BufferSize and the memory mapped for it, 'RING[:MAP]'."""
         if key == 'iremiss':
-            return FULL_RING_BYTES
-        # Every other configuration the same ring, the one the minimum
-        # interval needs: the preload touches each of its pages first, and
-        # a per-event cost is a difference of two configurations, so that
-        # cost (large in a VM with shadow paging) cancels out of it.
+            return '%d:%d' % (FULL_RING_BYTES, self.map_bytes(prog))
+        return '%d' % self.map_bytes(prog)
+
+    def map_bytes(self, prog):
+        # Every configuration maps and touches the same memory, the ring the
+        # minimum interval needs: the first write to a page is dear in a VM
+        # with shadow paging, and a per-event cost is a difference of two
+        # configurations, so that cost cancels out of it.
         insns = prog.insns or 4 * 10 ** 9
         need = insns // (LWP_MIN_INTERVAL + 1) * 32 * 5 // 4 + (1 << 20)
         # BufferSize has 28 bits (spec 7.1, figure 7-1): at most 256 MiB - 4 KiB.
@@ -265,20 +269,20 @@ class ProgramBench:
 
     def command(self, prog, cfg, log):
         key, _, which, event, interval, plugin = cfg
+        # Every configuration maps and touches the same ring (event 0: and
+        # leaves LWP off), so that ratios compare like with like.
+        preload = ['-E', 'LD_PRELOAD=' + self.preload,
+                   '-E', 'QEMU_LWP_BENCH=%d:%d:%s' % (event, interval,
+                                                      self.ring_bytes(prog, key, interval))]
         if which == 'stock':
-            return [self.stock, '-cpu', 'max'] + prog.qemu_env + prog.argv
+            return [self.stock, '-cpu', 'max'] + prog.qemu_env + preload + prog.argv
         cpu = (LATE_STORE_CPU if key.endswith('-late') else
                SYNC_STORE_CPU if key.endswith('-sync') else 'max')
         cmd = [self.ours, '-cpu', cpu] + prog.qemu_env
         if plugin:
             # The plugin's count goes to a log file: xz closes stderr.
             cmd += ['-plugin', self.plugin + ',inline=on', '-d', 'plugin', '-D', log]
-        if event:
-            cmd += ['-E', 'LD_PRELOAD=' + self.preload,
-                    '-E', 'QEMU_LWP_BENCH=%d:%d:%d' % (event, interval,
-                                                       self.ring_bytes(prog, key,
-                                                                       interval))]
-        return cmd + prog.argv
+        return cmd + preload + prog.argv
 
     def run_one(self, prog, cfg):
         """One run: (error or None, CPU seconds)."""

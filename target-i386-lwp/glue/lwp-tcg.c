@@ -266,7 +266,7 @@ static void lwp_cpu_env(CPUX86State *env, LwpCpuEnv *e)
 {
     const SegmentCache *ds = &env->segs[R_DS];
 
-    memset(e, 0, sizeof(*e));
+    /* Every field, and no memset: this runs for every record. */
     e->caps = &env_archcpu(env)->lwp_caps;
     e->lwp_cfg = env->lwp_cfg;
     e->cpl = env->hflags & HF_CPL_MASK;
@@ -919,8 +919,14 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
     if (action == LWP_TB_DEFER) {
-        /* Instruction split's record, taken back if it does not retire. */
-        uint64_t ip = lwp_tb_insn_ip(env, tb_ptr, split,
+        /*
+         * Instruction split's record, taken back if it does not retire.
+         * Every instruction of such a TB is charged, so the first and the
+         * last one's addresses are known without decoding.
+         */
+        uint64_t ip = split == 0 ? tb.first_ip :
+                      split + 1 == tb.icount ? tb.last_ip :
+                      lwp_tb_insn_ip(env, tb_ptr, split,
                                      FIELD_EX64(info, LWP_TB_INFO, CSIZE));
 
         /* A store probe cannot leave the CPU loop here (no TB to unwind). */
