@@ -24,6 +24,14 @@
 #   l1linux=a,b,...   lwptests= of the LWP Linux guest (/linux/, tests/linux)
 #                     booted as L2 with -cpu host after the guest images
 #                     ('none', the default: not booted)
+#   l1dual=a:b:...    L1's own process and an L2 guest profile at once (an
+#                     L1 kernel with LWP support of its own, e.g. the
+#                     project's): /l1/lwp-linux-threads with these
+#                     arguments runs in L1 from before the LWP Linux guest
+#                     boots as L2 (-smp 2, lwptests=l1dualguest) until
+#                     after it powered off, then gets 'q' on its standard
+#                     input ('none', the default: not run)
+#   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:1500)
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -46,6 +54,8 @@ HOPS=2
 ACCELS=kvm
 TCGCPU=Opteron_G5-v2
 LINUXTESTS=none
+DUAL=none
+DUALGUEST=threads:4:1500
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -58,10 +68,13 @@ for w in $(cat /proc/cmdline); do
     l1ipf=*) IPF=${w#*=};;
     l1migdiag=*) DIAG=${w#*=};;
     l1linux=*) LINUXTESTS=${w#*=};;
+    l1dual=*) DUAL=${w#*=};;
+    l1dualguest=*) DUALGUEST=${w#*=};;
     esac
 done
 
 say() { echo "L1: $*"; }
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 up() { cut -d' ' -f1 /proc/uptime; }
 finish() {
     echo "@@L1-DONE uptime=$(up)"
@@ -165,13 +178,59 @@ if [ "$LINUXTESTS" != none ]; then
     fi
 fi
 
+# --- both halves in one kernel: L1's own process and an L2 guest profile --------
+# The L1 process runs until told to stop, so it overlaps the whole of the
+# guest's run however fast either is; both check their records exactly.
+lwp_irqs() {    # the LWP lines of /proc/interrupts, one line
+    grep -E '^ *LW[PUG]:' /proc/interrupts | awk '{ printf "%s %s ", $1, $2 }'
+}
+if [ "$DUAL" != none ]; then
+    if [ ! -x /l1/lwp-linux-threads ]; then
+        echo "@@DUAL-SKIP no /l1/lwp-linux-threads in the image"
+    elif [ ! -f /linux/bzImage ] || [ ! -f /linux/initramfs.cpio.gz ]; then
+        echo "@@DUAL-SKIP no /linux/bzImage and initramfs.cpio.gz in the image"
+    elif [ $HAVE_LWP = 0 ] && [ "$LWPMODE" != force ]; then
+        echo "@@DUAL-SKIP KVM in L1 does not offer lwp to -cpu host"
+    else
+        echo "@@DUAL-BEGIN l1=$DUAL guest=$DUALGUEST uptime=$(up) irqs: $(lwp_irqs)"
+        rm -f /tmp/dual.in /tmp/dual.out
+        mkfifo /tmp/dual.in
+        sleep 100000 <>/tmp/dual.in &
+        dual_holder=$!
+        # shellcheck disable=SC2046 # the arguments are words
+        /l1/lwp-linux-threads $(echo "$DUAL" | tr : ' ') </tmp/dual.in >/tmp/dual.out 2>&1 &
+        dual_pid=$!
+        # It profiles (drained records) before the guest starts.
+        i=0
+        while ! grep -q '^progress: ' /tmp/dual.out && alive $dual_pid && [ $i -lt $((T * 5)) ]; do
+            sleep 0.2; i=$((i + 1))
+        done
+        echo "@@DUAL-L1-PROFILING uptime=$(up) $(grep -c '^progress: ' /tmp/dual.out) progress lines"
+        { timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
+              -nodefaults -display none -no-reboot -serial stdio \
+              -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+              -append "console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests=$DUALGUEST" \
+              </dev/null 2>&1
+          echo "@@rc $?"; } | tr -d '\r' | sed "s/^/L2 dual| /"
+        echo "@@DUAL-GUEST-END uptime=$(up) L1 process alive: $(alive $dual_pid && echo yes || echo no)"
+        echo q >>/tmp/dual.in
+        i=0
+        while alive $dual_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+        alive $dual_pid && kill -9 $dual_pid
+        wait $dual_pid
+        rc=$?
+        kill $dual_holder 2>/dev/null
+        sed "s/^/L1 dual| /" /tmp/dual.out
+        echo "@@DUAL-END rc=$rc uptime=$(up) irqs: $(lwp_irqs)"
+    fi
+fi
+
 # --- live migration between L1 QEMU processes ------------------------------------------
 # Process k of a migration run is QEMU number k: it reads HMP commands from
 # the FIFO /tmp/mK.in and writes HMP's answers to /tmp/mK.out (a pipe
 # chardev), its guest's debug console goes to /tmp/mK.dbg.  Holder processes
 # keep both FIFOs open read-write, so writing a command never blocks, even
 # once that QEMU has gone.
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 count() { grep -c "$1" "$2" 2>/dev/null; }
 hmp() {         # hmp WHO COMMAND...
     local who=$1; shift
