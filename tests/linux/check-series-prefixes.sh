@@ -39,11 +39,11 @@
 # included headers (fpu/types.h, msr-index.h, irq_vectors.h, processor.h),
 # so building their whole kernel would be a cold build each, several
 # minutes on the project's two cores; their touched objects and the link
-# check cost seconds.  KVM is not in that
-# configuration; a KVM=y configuration would share no cache entry with any
-# other build (its autoconf.h differs) and cost a cold kernel build for every
-# prefix that changes a widely included header, so the KVM patches are built
-# the way the project uses them, as modules.  One object directory is walked
+# check cost seconds.  That configuration has KVM built in (the nested
+# suite's second L1 is this kernel), so every enabling prefix also builds
+# the KVM patches in tree, with the x86 core beside them; they are built as
+# modules against Debian's headers too, as the nested suite's first L1
+# uses them.  One object directory is walked
 # forward through the prefixes: make rebuilds only what each patch changes.
 # A prefix whose inputs (source package, this script, the configuration,
 # patches 1..k) already passed on this machine is not checked again, so an
