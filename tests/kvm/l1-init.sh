@@ -32,6 +32,10 @@
 #                     after it powered off, then gets 'q' on its standard
 #                     input ('none', the default: not run)
 #   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:1500)
+#   l1dualidle=1      a second L2 Linux guest (lwptests=spin: busy, never
+#                     using LWP) runs beside them from before the first
+#                     guest boots until after it ended; its kernel must
+#                     count no LWP interrupt at all
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -56,6 +60,7 @@ TCGCPU=Opteron_G5-v2
 LINUXTESTS=none
 DUAL=none
 DUALGUEST=threads:4:1500
+DUALIDLE=0
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -70,9 +75,11 @@ for w in $(cat /proc/cmdline); do
     l1linux=*) LINUXTESTS=${w#*=};;
     l1dual=*) DUAL=${w#*=};;
     l1dualguest=*) DUALGUEST=${w#*=};;
+    l1dualidle=*) DUALIDLE=${w#*=};;
     esac
 done
 
+[ "$TESTS" = none ] && TESTS=
 say() { echo "L1: $*"; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -206,6 +213,25 @@ if [ "$DUAL" != none ]; then
             sleep 0.2; i=$((i + 1))
         done
         echo "@@DUAL-L1-PROFILING uptime=$(up) $(grep -c '^progress: ' /tmp/dual.out) progress lines"
+        idle_pid=
+        if [ "$DUALIDLE" = 1 ]; then
+            # The bystander guest: busy in guest mode, LWP available, unused.
+            rm -f /tmp/idle.in /tmp/idle.out
+            mkfifo /tmp/idle.in
+            sleep 100000 <>/tmp/idle.in &
+            idle_holder=$!
+            timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 1 -m 128 \
+                -nodefaults -display none -no-reboot -serial stdio \
+                -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+                -append "console=ttyS0 panic=-1 oops=panic loglevel=5 lwptests=spin" \
+                </tmp/idle.in >/tmp/idle.out 2>&1 &
+            idle_pid=$!
+            i=0
+            while ! grep -q '^spinning' /tmp/idle.out && alive $idle_pid && [ $i -lt $((T * 5)) ]; do
+                sleep 0.2; i=$((i + 1))
+            done
+            echo "@@DUAL-IDLE-SPINNING uptime=$(up) $(grep -c '^spinning' /tmp/idle.out)"
+        fi
         { timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
               -nodefaults -display none -no-reboot -serial stdio \
               -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
@@ -213,6 +239,17 @@ if [ "$DUAL" != none ]; then
               </dev/null 2>&1
           echo "@@rc $?"; } | tr -d '\r' | sed "s/^/L2 dual| /"
         echo "@@DUAL-GUEST-END uptime=$(up) L1 process alive: $(alive $dual_pid && echo yes || echo no)"
+        if [ -n "$idle_pid" ]; then
+            echo "@@DUAL-IDLE-STOP uptime=$(up) alive: $(alive $idle_pid && echo yes || echo no)"
+            echo stop >>/tmp/idle.in
+            i=0
+            while alive $idle_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+            alive $idle_pid && kill -9 $idle_pid
+            wait $idle_pid
+            echo "@@rc $?" >>/tmp/idle.out
+            kill $idle_holder 2>/dev/null
+            tr -d '\r' </tmp/idle.out | sed "s/^/L2 idle| /"
+        fi
         echo q >>/tmp/dual.in
         i=0
         while alive $dual_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
