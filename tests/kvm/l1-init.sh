@@ -27,15 +27,15 @@
 #   l1dual=a:b:...    L1's own process and an L2 guest profile at once (an
 #                     L1 kernel with LWP support of its own, e.g. the
 #                     project's): /l1/lwp-linux-threads with these
-#                     arguments runs in L1 from before the LWP Linux guest
-#                     boots as L2 (-smp 2, lwptests=l1dualguest) until
-#                     after it powered off, then gets 'q' on its standard
-#                     input ('none', the default: not run)
-#   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:1500)
+#                     arguments (rounds 0: until 'q' on its standard input)
+#                     runs in L1 while the LWP Linux guest profiles as L2
+#                     (-smp 2, lwptests=l1dualguest, which must run until
+#                     'q' on the console too, e.g. threads:4:0)
+#                     ('none', the default: not run)
+#   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:0)
 #   l1dualidle=1      a second L2 Linux guest (lwptests=spin: busy, never
-#                     using LWP) runs beside them from before the first
-#                     guest boots until after it ended; its kernel must
-#                     count no LWP interrupt at all
+#                     using LWP) runs beside them while both profile; its
+#                     kernel must count no LWP interrupt at all
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -59,7 +59,7 @@ ACCELS=kvm
 TCGCPU=Opteron_G5-v2
 LINUXTESTS=none
 DUAL=none
-DUALGUEST=threads:4:1500
+DUALGUEST=threads:4:0
 DUALIDLE=0
 for w in $(cat /proc/cmdline); do
     case $w in
@@ -186,14 +186,33 @@ if [ "$LINUXTESTS" != none ]; then
 fi
 
 # --- both halves in one kernel: L1's own process and an L2 guest profile --------
-# The L1 process runs until told to stop, so it overlaps the whole of the
-# guest's run however fast either is; both check their records exactly.
-# L1's one CPU runs L1's profiler, the guest's two vCPUs and the bystander's
-# at once: RCU stall warnings in the guests tell of that overcommit, not of
-# a bug, and their Call Trace would read as a kernel failure.
+# Both programs run until told to stop, so that they overlap however fast
+# or loaded the machine is: the guest (A) boots and profiles first, then
+# the bystander guest (B) spins, then L1's own process profiles; only once
+# each has drained records while the other was profiling is A stopped, then
+# L1's process, then B.  Both check their records exactly.
+# L1's one CPU runs L1's profiler, A's two vCPUs and B's at once: RCU stall
+# warnings in the guests tell of that overcommit, not of a bug, and their
+# Call Trace would read as a kernel failure.
 OVERCOMMIT=rcupdate.rcu_cpu_stall_suppress=1
 lwp_irqs() {    # the LWP lines of /proc/interrupts, one line
     grep -E '^ *LW[PUG]:' /proc/interrupts | awk '{ printf "%s %s ", $1, $2 }'
+}
+progress() {    # progress FILE: how many progress lines the program printed
+    grep -c 'progress: ' "$1" 2>/dev/null
+}
+wait_more() {   # wait_more FILE N PID: until FILE has more than N progress lines
+    local i=0
+    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ $i -lt $((T * 5)) ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    [ "$(progress "$1")" -gt "$2" ]
+}
+fifo() {        # fifo NAME: a FIFO held open, so writers never block; sets HOLDER
+    rm -f "$1"
+    mkfifo "$1"
+    sleep 100000 <>"$1" &
+    HOLDER=$!
 }
 if [ "$DUAL" != none ]; then
     if [ ! -x /l1/lwp-linux-threads ]; then
@@ -204,64 +223,75 @@ if [ "$DUAL" != none ]; then
         echo "@@DUAL-SKIP KVM in L1 does not offer lwp to -cpu host"
     else
         echo "@@DUAL-BEGIN l1=$DUAL guest=$DUALGUEST uptime=$(up) irqs: $(lwp_irqs)"
-        rm -f /tmp/dual.in /tmp/dual.out
-        mkfifo /tmp/dual.in
-        sleep 100000 <>/tmp/dual.in &
-        dual_holder=$!
-        # shellcheck disable=SC2046 # the arguments are words
-        /l1/lwp-linux-threads $(echo "$DUAL" | tr : ' ') </tmp/dual.in >/tmp/dual.out 2>&1 &
-        dual_pid=$!
-        # It profiles (drained records) before the guest starts.
-        i=0
-        while ! grep -q '^progress: ' /tmp/dual.out && alive $dual_pid && [ $i -lt $((T * 5)) ]; do
-            sleep 0.2; i=$((i + 1))
-        done
-        echo "@@DUAL-L1-PROFILING uptime=$(up) $(grep -c '^progress: ' /tmp/dual.out) progress lines"
-        idle_pid=
+        rm -f /tmp/a.out /tmp/b.out /tmp/dual.out
+        # A: the profiling guest, on two vCPUs.
+        fifo /tmp/a.in
+        a_holder=$HOLDER
+        timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
+            -nodefaults -display none -no-reboot -serial stdio \
+            -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+            -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$DUALGUEST" \
+            </tmp/a.in >/tmp/a.out 2>&1 &
+        a_pid=$!
+        wait_more /tmp/a.out 0 $a_pid
+        echo "@@DUAL-GUEST-PROFILING uptime=$(up) $(progress /tmp/a.out) progress lines"
+        # B: the bystander guest, busy in guest mode, LWP available, unused.
+        b_pid=
         if [ "$DUALIDLE" = 1 ]; then
-            # The bystander guest: busy in guest mode, LWP available, unused.
-            rm -f /tmp/idle.in /tmp/idle.out
-            mkfifo /tmp/idle.in
-            sleep 100000 <>/tmp/idle.in &
-            idle_holder=$!
+            fifo /tmp/b.in
+            b_holder=$HOLDER
             timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 1 -m 128 \
                 -nodefaults -display none -no-reboot -serial stdio \
                 -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
                 -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=spin" \
-                </tmp/idle.in >/tmp/idle.out 2>&1 &
-            idle_pid=$!
+                </tmp/b.in >/tmp/b.out 2>&1 &
+            b_pid=$!
             i=0
-            while ! grep -q '^spinning' /tmp/idle.out && alive $idle_pid && [ $i -lt $((T * 5)) ]; do
+            while ! grep -q '^spinning' /tmp/b.out && alive $b_pid && [ $i -lt $((T * 5)) ]; do
                 sleep 0.2; i=$((i + 1))
             done
-            echo "@@DUAL-IDLE-SPINNING uptime=$(up) $(grep -c '^spinning' /tmp/idle.out)"
+            echo "@@DUAL-IDLE-SPINNING uptime=$(up) $(grep -c '^spinning' /tmp/b.out)"
         fi
-        { timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
-              -nodefaults -display none -no-reboot -serial stdio \
-              -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
-              -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$DUALGUEST" \
-              </dev/null 2>&1
-          echo "@@rc $?"; } | tr -d '\r' | sed "s/^/L2 dual| /"
+        # L1's own process.
+        fifo /tmp/dual.in
+        dual_holder=$HOLDER
+        # shellcheck disable=SC2046 # the arguments are words
+        /l1/lwp-linux-threads $(echo "$DUAL" | tr : ' ') </tmp/dual.in >/tmp/dual.out 2>&1 &
+        dual_pid=$!
+        wait_more /tmp/dual.out 0 $dual_pid
+        n_a=$(progress /tmp/a.out)
+        n_l1=$(progress /tmp/dual.out)
+        echo "@@DUAL-L1-PROFILING uptime=$(up) $n_l1 progress lines"
+        # Both drain records while the other profiles.
+        wait_more /tmp/a.out "$n_a" $a_pid && wait_more /tmp/dual.out "$n_l1" $dual_pid
+        echo "@@DUAL-BOTH uptime=$(up) guest $n_a -> $(progress /tmp/a.out), L1 $n_l1 -> $(progress /tmp/dual.out) progress lines"
+        echo q >>/tmp/a.in
+        i=0
+        while alive $a_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+        alive $a_pid && kill -9 $a_pid
+        wait $a_pid
+        echo "@@rc $?" >>/tmp/a.out
         echo "@@DUAL-GUEST-END uptime=$(up) L1 process alive: $(alive $dual_pid && echo yes || echo no)"
-        if [ -n "$idle_pid" ]; then
-            echo "@@DUAL-IDLE-STOP uptime=$(up) alive: $(alive $idle_pid && echo yes || echo no)"
-            echo stop >>/tmp/idle.in
-            i=0
-            while alive $idle_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
-            alive $idle_pid && kill -9 $idle_pid
-            wait $idle_pid
-            echo "@@rc $?" >>/tmp/idle.out
-            kill $idle_holder 2>/dev/null
-            tr -d '\r' </tmp/idle.out | sed "s/^/L2 idle| /"
-        fi
         echo q >>/tmp/dual.in
         i=0
         while alive $dual_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
         alive $dual_pid && kill -9 $dual_pid
         wait $dual_pid
         rc=$?
-        kill $dual_holder 2>/dev/null
-        sed "s/^/L1 dual| /" /tmp/dual.out
+        if [ -n "$b_pid" ]; then
+            echo "@@DUAL-IDLE-STOP uptime=$(up) alive: $(alive $b_pid && echo yes || echo no)"
+            echo stop >>/tmp/b.in
+            i=0
+            while alive $b_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+            alive $b_pid && kill -9 $b_pid
+            wait $b_pid
+            echo "@@rc $?" >>/tmp/b.out
+            kill $b_holder 2>/dev/null
+        fi
+        kill $a_holder $dual_holder 2>/dev/null
+        tr -d '\r' </tmp/a.out | grep -v '^progress: ' | sed "s/^/L2 dual| /"
+        [ -z "$b_pid" ] || tr -d '\r' </tmp/b.out | sed "s/^/L2 idle| /"
+        grep -v '^progress: ' /tmp/dual.out | sed "s/^/L1 dual| /"
         echo "@@DUAL-END rc=$rc uptime=$(up) irqs: $(lwp_irqs)"
     fi
 fi

@@ -109,7 +109,7 @@ def main():
                     help="lwp-linux-threads arguments (colon-separated, rounds 0) of an L1 "
                     "process that profiles while the L2 Linux guest does, or 'none' "
                     "(default %(default)s; needs --l1-kernel)")
-    ap.add_argument('--dual-guest', default='threads:4:1500',
+    ap.add_argument('--dual-guest', default='threads:4:0',
                     help='lwptests= of the L2 Linux guest beside it (default %(default)s)')
     ap.add_argument('--dual-idle', action='store_true',
                     help='with --dual, a second L2 Linux guest, busy but never using LWP, '
@@ -354,13 +354,20 @@ def judge_dual(args, lines):
     if begin is None:
         report(False, 'L1 process and L2 guest profiling at once: never started')
         return
+    _, gprof = first(lines, '@@DUAL-GUEST-PROFILING ')
     _, prof = first(lines, '@@DUAL-L1-PROFILING ')
+    _, both = first(lines, '@@DUAL-BOTH ')
     _, gend = first(lines, '@@DUAL-GUEST-END ')
     t_end, end = first(lines, '@@DUAL-END ')
-    report(prof is not None and not prof.endswith(' 0 progress lines') and
-           gend is not None and gend.endswith('alive: yes'),
-           'L1 process (lwp-linux-threads %s) profiled from before the L2 guest started '
-           'until after it ended' % args.dual.replace(':', ' '))
+    m = both and re.search(r'guest (\d+) -> (\d+), L1 (\d+) -> (\d+)', both)
+    report(gprof is not None and not gprof.endswith(' 0 progress lines') and
+           prof is not None and not prof.endswith(' 0 progress lines') and
+           bool(m) and int(m.group(2)) > int(m.group(1)) and int(m.group(4)) > int(m.group(3))
+           and gend is not None and gend.endswith('alive: yes'),
+           'L1 process (lwp-linux-threads %s) and L2 guest (%s) each drained records while '
+           'the other profiled (%s), and the L1 process outlived the guest'
+           % (args.dual.replace(':', ' '), args.dual_guest,
+              both.split(' ', 2)[2] if both else 'never'))
     # L2: the LWP Linux guest, judged as run_linux.py does, and where its
     # threshold interrupts went (/proc/interrupts, printed by its /init).
     out = guest_lines(texts, 'L2 dual| ')
@@ -415,8 +422,8 @@ def judge_idle(lines):
     out = guest_lines(texts, 'L2 idle| ')
     report(spin is not None and spin.endswith(' 1') and stop is not None and
            stop.endswith('alive: yes'),
-           'bystander L2 guest: busy from before the profiling guest booted until after it '
-           'ended')
+           'bystander L2 guest: busy from before the L1 process started profiling until both '
+           'profilers ended')
     trouble = [l for l in out if run_linux.KERNEL_TROUBLE.search(l)]
     counts = {}
     for l in out:
