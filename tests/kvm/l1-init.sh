@@ -199,7 +199,9 @@ lwp_irqs() {    # the LWP lines of /proc/interrupts, one line
     grep -E '^ *LW[PUG]:' /proc/interrupts | awk '{ printf "%s %s ", $1, $2 }'
 }
 progress() {    # progress FILE: how many progress lines the program printed
-    grep -c 'progress: ' "$1" 2>/dev/null
+    local n
+    n=$(grep -c 'progress: ' "$1" 2>/dev/null)
+    echo "${n:-0}"      # (0 too before the file exists)
 }
 wait_more() {   # wait_more FILE N PID: until FILE has more than N progress lines
     local i=0
