@@ -33,6 +33,8 @@
 #                     'q' on the console too, e.g. threads:4:0)
 #                     ('none', the default: not run)
 #   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:0)
+#   l1dualwait=SECS   limit of each wait for the profilers' progress (default
+#                     l1timeout)
 #   l1dualidle=1      a second L2 Linux guest (lwptests=spin: busy, never
 #                     using LWP) runs beside them while both profile; its
 #                     kernel must count no LWP interrupt at all
@@ -61,6 +63,7 @@ LINUXTESTS=none
 DUAL=none
 DUALGUEST=threads:4:0
 DUALIDLE=0
+DUALWAIT=
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -76,10 +79,12 @@ for w in $(cat /proc/cmdline); do
     l1dual=*) DUAL=${w#*=};;
     l1dualguest=*) DUALGUEST=${w#*=};;
     l1dualidle=*) DUALIDLE=${w#*=};;
+    l1dualwait=*) DUALWAIT=${w#*=};;
     esac
 done
 
 [ "$TESTS" = none ] && TESTS=
+[ -n "$DUALWAIT" ] || DUALWAIT=$T
 say() { echo "L1: $*"; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -205,7 +210,7 @@ progress() {    # progress FILE: how many progress lines the program printed
 }
 wait_more() {   # wait_more FILE N PID: until FILE has more than N progress lines
     local i=0
-    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ $i -lt $((T * 5)) ]; do
+    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ $i -lt $((DUALWAIT * 5)) ]; do
         sleep 0.2; i=$((i + 1))
     done
     [ "$(progress "$1")" -gt "$2" ]

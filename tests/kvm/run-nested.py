@@ -114,6 +114,9 @@ def main():
     ap.add_argument('--dual-idle', action='store_true',
                     help='with --dual, a second L2 Linux guest, busy but never using LWP, '
                     'runs beside them: its kernel must take no LWP interrupt')
+    ap.add_argument('--dual-wait', type=int,
+                    help='limit of each wait for the --dual profilers to make progress (s, '
+                    'default: --l2-timeout)')
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
     ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
@@ -159,10 +162,10 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d'
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
                  args.hops, args.accels, args.tcg_cpu, args.linux_tests, args.dual,
-                 args.dual_guest, int(args.dual_idle)))
+                 args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
