@@ -7,7 +7,10 @@
 # left out) for Debian bookworm's kernel, out of tree: only
 # arch/x86/kvm and virt/kvm are taken from linux-source-6.1, and the rest
 # (headers, .config, Module.symvers, kbuild) from the linux-headers package of
-# the kernel the modules are for.  No kernel build is needed.
+# the kernel the modules are for.  No kernel build is needed.  Such a
+# kernel lacks the series' x86 LWP core, whose guest interface KVM uses:
+# patches/linux/compat/ supplies it, on a borrowed vector (see the Kbuild
+# file).
 #
 #   scripts/build-kvm-modules.sh [--force]
 #
@@ -34,6 +37,9 @@ parse_force_or_help 3,28 "$@"
 
 LINUX_SERIES_DIR=$QEMU_LWP_ROOT/patches/linux
 KBUILD_FILE=$LINUX_SERIES_DIR/Kbuild
+# The guest interface of the series' x86 LWP core, on a borrowed vector, for
+# a kernel without the core (Debian's): see the Kbuild file.
+COMPAT_DIR=$LINUX_SERIES_DIR/compat
 SRC_PKG=linux-source-6.1
 SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
 SRC_TOPDIR=$SRC_PKG
@@ -153,6 +159,7 @@ want_stamp=$(
     {
         echo "release $REL headers $hdr_ver source $src_ver jobs $JOBS"
         printf '%s\n' "${PATCHES[@]}"; cat "$KBUILD_FILE"
+        (cd "$COMPAT_DIR" && find . -type f | LC_ALL=C sort | xargs cat)
         for p in "${PATCHES[@]}"; do cat "$LINUX_SERIES_DIR/$p"; done
     } | sha256sum | cut -c1-32
 )
@@ -226,6 +233,8 @@ sync_tree() {
 mkdir -p "$OBJ/include/trace"   # see the Kbuild file: trace.h's include path
 sync_tree "$PATCHED" "$OBJ"
 cmp -s "$KBUILD_FILE" "$OBJ/arch/x86/kvm/Kbuild" || cp "$KBUILD_FILE" "$OBJ/arch/x86/kvm/Kbuild"
+mkdir -p "$OBJ/arch/x86/kvm/compat"
+sync_tree "$COMPAT_DIR" "$OBJ/arch/x86/kvm/compat"
 
 # --- build ------------------------------------------------------------------------
 

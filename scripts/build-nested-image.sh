@@ -13,7 +13,11 @@
 # Prints the kernel and initramfs paths on its last two lines.  Incremental:
 # nothing is rebuilt unless an input changed (packages, QEMU binary, its
 # libraries and firmware, guest images, modules, /init, this script).
-# Environment: NESTED_KERNEL_PKG overrides the kernel package name;
+# Environment: NESTED_L1_KERNEL=<bzImage> makes L1 run that kernel instead
+# of Debian's: the project's own (scripts/build-linux-kernel.sh, the LWP
+# core and KVM built in, so no modules are packed), and the L1 programs of
+# the linux suite (lwp-linux-threads, from NESTED_LINUX_DIR) go to /l1/;
+# NESTED_KERNEL_PKG overrides the kernel package name;
 # NESTED_KVM_MODULES=stock ignores build/kvm-modules; NESTED_GUEST_DIR is
 # where the guest images are (default build/lwp/tests/guest);
 # QEMU_LWP_QEMU_BUILDDIR where qemu-system-x86_64 is (default build/qemu).
@@ -48,6 +52,8 @@ need_cmd modinfo kmod
 need_cmd strip binutils
 [ -x "$QEMU_BIN" ] || die "no $QEMU_BIN: build QEMU first (scripts/run.sh)"
 ls "$GUEST_DIR"/*.img >/dev/null 2>&1 || die "no guest images in $GUEST_DIR: build the tests first"
+L1_KERNEL=${NESTED_L1_KERNEL:-}
+L1_PROGS=("$LINUX_DIR/lwp-linux-threads")
 LINUX=no
 if [ -f "${LINUX_FILES[0]}" ] && [ -f "${LINUX_FILES[1]}" ]; then
     LINUX=yes
@@ -56,6 +62,12 @@ elif [ -n "${NESTED_LINUX_DIR:-}" ]; then
 fi
 
 # --- the packages ----------------------------------------------------------
+if [ -n "$L1_KERNEL" ]; then
+    [ -f "$L1_KERNEL" ] || die "NESTED_L1_KERNEL=$L1_KERNEL does not exist"
+    for f in "${L1_PROGS[@]}"; do
+        [ -f "$f" ] || die "no $f: build the linux suite's programs first"
+    done
+fi
 KREL=$(debian_kernel_release)
 if [ -z "${NESTED_KERNEL_PKG:-}" ] && [ -z "$KREL" ]; then
     log "apt-cache knows no linux-image-amd64: apt-get update"
@@ -87,13 +99,18 @@ fetch_deb() {   # package -> path of its .deb in DEB_DIR
     fi
     echo "$file"
 }
-KDEB=$(fetch_deb "$KPKG")
+KDEB=
+[ -n "$L1_KERNEL" ] || KDEB=$(fetch_deb "$KPKG")
 BBDEB=$(fetch_deb busybox-static)
 
 # --- which KVM modules -------------------------------------------------------
 PATCHED_DIR=$QEMU_LWP_BUILD/kvm-modules/$KVER
 MODSRC=stock
-if [ "${NESTED_KVM_MODULES:-auto}" != stock ] &&
+if [ -n "$L1_KERNEL" ]; then
+    MODSRC=builtin
+    KPKG=project
+    KVER=project
+elif [ "${NESTED_KVM_MODULES:-auto}" != stock ] &&
    [ -f "$PATCHED_DIR/kvm.ko" ] && [ -f "$PATCHED_DIR/kvm-amd.ko" ]; then
     MODSRC=patched
 fi
@@ -104,7 +121,8 @@ qemu_libs() {
 }
 inputs() {
     echo "$KPKG $MODSRC"
-    sha256sum "$0" "$INIT_SRC" "$EXPECT_SRC" "$KDEB" "$BBDEB" "$QEMU_BIN" \
+    if [ -n "$L1_KERNEL" ]; then sha256sum "$L1_KERNEL" "${L1_PROGS[@]}"; fi
+    sha256sum "$0" "$INIT_SRC" "$EXPECT_SRC" $KDEB "$BBDEB" "$QEMU_BIN" \
         $(qemu_libs | xargs readlink -f) $(readlink -f "${FIRMWARE[@]}") "$GUEST_DIR"/*.img
     if [ $MODSRC = patched ]; then sha256sum "$PATCHED_DIR"/*.ko; fi
     if [ $LINUX = yes ]; then sha256sum "${LINUX_FILES[@]}"; fi
@@ -121,12 +139,17 @@ fi
 WORK=$OUT/work
 rm -rf "$WORK"
 mkdir -p "$WORK/kernel" "$WORK/busybox" "$WORK/root"
-log "extracting $(basename "$KDEB")"
-dpkg-deb -x "$KDEB" "$WORK/kernel"
 dpkg-deb -x "$BBDEB" "$WORK/busybox"
-MODTREE=$WORK/kernel/lib/modules/$KVER
-[ -d "$MODTREE" ] || die "$KDEB holds no lib/modules/$KVER"
-cp "$WORK/kernel/boot/vmlinuz-$KVER" "$OUT/vmlinuz.new"
+if [ -n "$L1_KERNEL" ]; then
+    log "L1 kernel: $L1_KERNEL (KVM built in)"
+    cp "$L1_KERNEL" "$OUT/vmlinuz.new"
+else
+    log "extracting $(basename "$KDEB")"
+    dpkg-deb -x "$KDEB" "$WORK/kernel"
+    MODTREE=$WORK/kernel/lib/modules/$KVER
+    [ -d "$MODTREE" ] || die "$KDEB holds no lib/modules/$KVER"
+    cp "$WORK/kernel/boot/vmlinuz-$KVER" "$OUT/vmlinuz.new"
+fi
 
 R=$WORK/root
 mkdir -p "$R"/{bin,sbin,dev,proc,sys,tmp,run,etc,tests,usr/local/bin,usr/share/qemu,usr/share/seabios,lib/modules/$KVER}
@@ -157,6 +180,10 @@ cp -L "$R"/usr/share/qemu/* "$R"/usr/share/seabios/ 2>/dev/null || true
 # --- guest images ---------------------------------------------------------------
 cp "$GUEST_DIR"/*.img "$R/tests/"
 cp "$EXPECT_SRC" "$R/tests/"
+if [ -n "$L1_KERNEL" ]; then
+    mkdir -p "$R/l1"
+    cp "${L1_PROGS[@]}" "$R/l1/"
+fi
 if [ $LINUX = yes ]; then
     mkdir -p "$R/linux"
     cp "${LINUX_FILES[@]}" "$R/linux/"
@@ -182,8 +209,8 @@ add_module() {   # add dependencies first
     done
     ORDER+=("$name")
 }
-add_module kvm
-add_module kvm-amd
+[ -n "$L1_KERNEL" ] || add_module kvm
+[ -n "$L1_KERNEL" ] || add_module kvm-amd
 : >"$R/lib/modules/load-order"
 for m in "${ORDER[@]}"; do
     p=$(mod_path "$m")
@@ -195,7 +222,7 @@ for m in "${ORDER[@]}"; do
     log "module $m: $src ($p)"
 done
 cat >"$R/etc/nested-image" <<EOF
-kernel=$KPKG $(basename "$KDEB")
+kernel=$KPKG $(basename "${KDEB:-$L1_KERNEL}")
 kvm_modules=$MODSRC
 linux_guest=$LINUX
 qemu_sha256=$(sha256sum "$QEMU_BIN" | cut -c1-16)

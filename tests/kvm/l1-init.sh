@@ -24,6 +24,20 @@
 #   l1linux=a,b,...   lwptests= of the LWP Linux guest (/linux/, tests/linux)
 #                     booted as L2 with -cpu host after the guest images
 #                     ('none', the default: not booted)
+#   l1dual=a:b:...    L1's own process and an L2 guest profile at once (an
+#                     L1 kernel with LWP support of its own, e.g. the
+#                     project's): /l1/lwp-linux-threads with these
+#                     arguments (rounds 0: until 'q' on its standard input)
+#                     runs in L1 while the LWP Linux guest profiles as L2
+#                     (-smp 2, lwptests=l1dualguest, which must run until
+#                     'q' on the console too, e.g. threads:4:0)
+#                     ('none', the default: not run)
+#   l1dualguest=a,b   lwptests= of that L2 guest (default threads:4:0)
+#   l1dualwait=SECS   limit of each wait for the profilers' progress (default
+#                     l1timeout)
+#   l1dualidle=1      a second L2 Linux guest (lwptests=spin: busy, never
+#                     using LWP) runs beside them while both profile; its
+#                     kernel must count no LWP interrupt at all
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -46,6 +60,10 @@ HOPS=2
 ACCELS=kvm
 TCGCPU=Opteron_G5-v2
 LINUXTESTS=none
+DUAL=none
+DUALGUEST=threads:4:0
+DUALIDLE=0
+DUALWAIT=
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -58,10 +76,17 @@ for w in $(cat /proc/cmdline); do
     l1ipf=*) IPF=${w#*=};;
     l1migdiag=*) DIAG=${w#*=};;
     l1linux=*) LINUXTESTS=${w#*=};;
+    l1dual=*) DUAL=${w#*=};;
+    l1dualguest=*) DUALGUEST=${w#*=};;
+    l1dualidle=*) DUALIDLE=${w#*=};;
+    l1dualwait=*) DUALWAIT=${w#*=};;
     esac
 done
 
+[ "$TESTS" = none ] && TESTS=
+[ -n "$DUALWAIT" ] || DUALWAIT=$T
 say() { echo "L1: $*"; }
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 up() { cut -d' ' -f1 /proc/uptime; }
 finish() {
     echo "@@L1-DONE uptime=$(up)"
@@ -165,13 +190,125 @@ if [ "$LINUXTESTS" != none ]; then
     fi
 fi
 
+# --- both halves in one kernel: L1's own process and an L2 guest profile --------
+# Both programs run until told to stop, so that they overlap however fast
+# or loaded the machine is: the guest (A) boots and profiles first, then
+# the bystander guest (B) spins, then L1's own process profiles; only once
+# each has drained records while the other was profiling is A stopped, then
+# L1's process, then B.  Both check their records exactly.
+# L1's one CPU runs L1's profiler, A's two vCPUs and B's at once: RCU stall
+# warnings in the guests tell of that overcommit, not of a bug, and their
+# Call Trace would read as a kernel failure.
+OVERCOMMIT=rcupdate.rcu_cpu_stall_suppress=1
+lwp_irqs() {    # the LWP lines of /proc/interrupts, one line
+    grep -E '^ *LW[PUG]:' /proc/interrupts | awk '{ printf "%s %s ", $1, $2 }'
+}
+progress() {    # progress FILE: how many progress lines the program printed
+    local n
+    n=$(grep -c 'progress: ' "$1" 2>/dev/null)
+    echo "${n:-0}"      # (0 too before the file exists)
+}
+wait_more() {   # wait_more FILE N PID: until FILE has more than N progress lines
+    local i=0
+    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ $i -lt $((DUALWAIT * 5)) ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    [ "$(progress "$1")" -gt "$2" ]
+}
+fifo() {        # fifo NAME: a FIFO held open, so writers never block; sets HOLDER
+    rm -f "$1"
+    mkfifo "$1"
+    sleep 100000 <>"$1" &
+    HOLDER=$!
+}
+if [ "$DUAL" != none ]; then
+    if [ ! -x /l1/lwp-linux-threads ]; then
+        echo "@@DUAL-SKIP no /l1/lwp-linux-threads in the image"
+    elif [ ! -f /linux/bzImage ] || [ ! -f /linux/initramfs.cpio.gz ]; then
+        echo "@@DUAL-SKIP no /linux/bzImage and initramfs.cpio.gz in the image"
+    elif [ $HAVE_LWP = 0 ] && [ "$LWPMODE" != force ]; then
+        echo "@@DUAL-SKIP KVM in L1 does not offer lwp to -cpu host"
+    else
+        echo "@@DUAL-BEGIN l1=$DUAL guest=$DUALGUEST uptime=$(up) irqs: $(lwp_irqs)"
+        rm -f /tmp/a.out /tmp/b.out /tmp/dual.out
+        # A: the profiling guest, on two vCPUs.
+        fifo /tmp/a.in
+        a_holder=$HOLDER
+        timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
+            -nodefaults -display none -no-reboot -serial stdio \
+            -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+            -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$DUALGUEST" \
+            </tmp/a.in >/tmp/a.out 2>&1 &
+        a_pid=$!
+        wait_more /tmp/a.out 0 $a_pid
+        echo "@@DUAL-GUEST-PROFILING uptime=$(up) $(progress /tmp/a.out) progress lines"
+        # B: the bystander guest, busy in guest mode, LWP available, unused.
+        b_pid=
+        if [ "$DUALIDLE" = 1 ]; then
+            fifo /tmp/b.in
+            b_holder=$HOLDER
+            timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 1 -m 128 \
+                -nodefaults -display none -no-reboot -serial stdio \
+                -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+                -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=spin" \
+                </tmp/b.in >/tmp/b.out 2>&1 &
+            b_pid=$!
+            i=0
+            while ! grep -q '^spinning' /tmp/b.out && alive $b_pid && [ $i -lt $((T * 5)) ]; do
+                sleep 0.2; i=$((i + 1))
+            done
+            echo "@@DUAL-IDLE-SPINNING uptime=$(up) $(grep -c '^spinning' /tmp/b.out)"
+        fi
+        # L1's own process.
+        fifo /tmp/dual.in
+        dual_holder=$HOLDER
+        # shellcheck disable=SC2046 # the arguments are words
+        /l1/lwp-linux-threads $(echo "$DUAL" | tr : ' ') </tmp/dual.in >/tmp/dual.out 2>&1 &
+        dual_pid=$!
+        wait_more /tmp/dual.out 0 $dual_pid
+        n_a=$(progress /tmp/a.out)
+        n_l1=$(progress /tmp/dual.out)
+        echo "@@DUAL-L1-PROFILING uptime=$(up) $n_l1 progress lines"
+        # Both drain records while the other profiles.
+        wait_more /tmp/a.out "$n_a" $a_pid && wait_more /tmp/dual.out "$n_l1" $dual_pid
+        echo "@@DUAL-BOTH uptime=$(up) guest $n_a -> $(progress /tmp/a.out), L1 $n_l1 -> $(progress /tmp/dual.out) progress lines"
+        echo q >>/tmp/a.in
+        i=0
+        while alive $a_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+        alive $a_pid && kill -9 $a_pid
+        wait $a_pid
+        echo "@@rc $?" >>/tmp/a.out
+        echo "@@DUAL-GUEST-END uptime=$(up) L1 process alive: $(alive $dual_pid && echo yes || echo no)"
+        echo q >>/tmp/dual.in
+        i=0
+        while alive $dual_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+        alive $dual_pid && kill -9 $dual_pid
+        wait $dual_pid
+        rc=$?
+        if [ -n "$b_pid" ]; then
+            echo "@@DUAL-IDLE-STOP uptime=$(up) alive: $(alive $b_pid && echo yes || echo no)"
+            echo stop >>/tmp/b.in
+            i=0
+            while alive $b_pid && [ $i -lt $((T * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+            alive $b_pid && kill -9 $b_pid
+            wait $b_pid
+            echo "@@rc $?" >>/tmp/b.out
+            kill $b_holder 2>/dev/null
+        fi
+        kill $a_holder $dual_holder 2>/dev/null
+        tr -d '\r' </tmp/a.out | grep -v '^progress: ' | sed "s/^/L2 dual| /"
+        [ -z "$b_pid" ] || tr -d '\r' </tmp/b.out | sed "s/^/L2 idle| /"
+        grep -v '^progress: ' /tmp/dual.out | sed "s/^/L1 dual| /"
+        echo "@@DUAL-END rc=$rc uptime=$(up) irqs: $(lwp_irqs)"
+    fi
+fi
+
 # --- live migration between L1 QEMU processes ------------------------------------------
 # Process k of a migration run is QEMU number k: it reads HMP commands from
 # the FIFO /tmp/mK.in and writes HMP's answers to /tmp/mK.out (a pipe
 # chardev), its guest's debug console goes to /tmp/mK.dbg.  Holder processes
 # keep both FIFOs open read-write, so writing a command never blocks, even
 # once that QEMU has gone.
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 count() { grep -c "$1" "$2" 2>/dev/null; }
 hmp() {         # hmp WHO COMMAND...
     local who=$1; shift

@@ -15,6 +15,15 @@ L1: that kernel loads the KVM modules (Debian's, or the patched ones of
     (bzImage and initramfs, when built) as L2 with -cpu host and this
     harness judges its console the way tests/linux/run_linux.py does.
 
+With --l1-kernel BZIMAGE, L1 runs that kernel instead of Debian's: the
+project's own (scripts/build-linux-kernel.sh), which has the LWP core and
+KVM built in, so L1 both uses LWP for its own processes and gives it to
+its guests.  --dual then runs an L1 process that profiles itself
+(tests/linux/lwp-linux-threads, until told to stop) while the LWP Linux
+guest, the same kernel, profiles in L2; both check their records exactly,
+and the LWP lines of /proc/interrupts on both levels show where every
+threshold interrupt went.
+
 This harness reads L1's serial console (tests/kvm/l1-init.sh writes it),
 judges every step and prints PASS:/FAIL:/SKIP: lines, the timings and the
 closing line 'N passed, N failed'.  Exit status: 0 when nothing failed, 77
@@ -29,6 +38,7 @@ Usage:
 """
 import argparse
 import os
+import random
 import re
 import subprocess
 import sys
@@ -91,11 +101,35 @@ def main():
     ap.add_argument('--linux-dir',
                     help='where the Linux guest (bzImage, initramfs.cpio.gz) is; given, it must '
                     'be there (default: build/lwp/tests/linux when built)')
+    ap.add_argument('--l1-kernel',
+                    help="L1's kernel: a bzImage with KVM built in, e.g. the project's "
+                    "(default: Debian's, with the KVM modules); the image goes to "
+                    "OUTDIR (default build/nested-lwp then)")
+    ap.add_argument('--dual', default='none',
+                    help="lwp-linux-threads arguments (colon-separated, rounds 0) of an L1 "
+                    "process that profiles while the L2 Linux guest does, or 'none' "
+                    "(default %(default)s; needs --l1-kernel)")
+    ap.add_argument('--dual-guest', default='threads:4:0',
+                    help='lwptests= of the L2 Linux guest beside it (default %(default)s)')
+    ap.add_argument('--dual-idle', action='store_true',
+                    help='with --dual, a second L2 Linux guest, busy but never using LWP, '
+                    'runs beside them: its kernel must take no LWP interrupt')
+    ap.add_argument('--dual-wait', type=int,
+                    help='limit of each wait for the --dual profilers to make progress (s, '
+                    'default: --l2-timeout)')
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
     ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
                     help='echo every serial line (default: L1/L2 lines and kernel lines about KVM)')
     args = ap.parse_args()
+    if 'lwp-seed=random' in args.cpu:
+        # Latitude mode in L0 (docs/lwp-latitude.rst): a new seed each run,
+        # printed so that a failure can be replayed.
+        seed = random.randrange(1 << 32)
+        args.cpu = args.cpu.replace('lwp-seed=random', 'lwp-seed=%d' % seed)
+        print('# L0 latitude seed %d (replay: --cpu %s)' % (seed, args.cpu), flush=True)
+    if args.l1_kernel and args.outdir == ap.get_default('outdir'):
+        args.outdir = os.path.join(ROOT, 'build', 'nested-lwp')
 
     t_start = time.monotonic()
     image_info = ''
@@ -104,6 +138,8 @@ def main():
                    NESTED_GUEST_DIR=os.path.abspath(args.guest_dir))
         if args.linux_dir:
             env['NESTED_LINUX_DIR'] = os.path.abspath(args.linux_dir)
+        if args.l1_kernel:
+            env['NESTED_L1_KERNEL'] = os.path.abspath(args.l1_kernel)
         r = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'build-nested-image.sh'),
                             args.outdir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, env=env)
@@ -126,9 +162,10 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s'
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
-                 args.hops, args.accels, args.tcg_cpu, args.linux_tests))
+                 args.hops, args.accels, args.tcg_cpu, args.linux_tests, args.dual,
+                 args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
@@ -194,7 +231,7 @@ def judge(args, lines, timed_out):
     _, nokvm = first(lines, '@@L1-NOKVM')
     if nokvm:
         reason = nokvm.split(' ', 1)[1]
-        for name in args.tests.split(','):
+        for name in [] if args.tests == 'none' else args.tests.split(','):
             skip('L2 %s: %s' % (name, reason))
         for name in [] if args.migrate == 'none' else args.migrate.split(','):
             skip('live migration of %s in L1: %s' % (name, reason))
@@ -212,9 +249,10 @@ def judge(args, lines, timed_out):
     lwp = 'yes' if '@@L1-LWP yes' in texts else 'no' if '@@L1-LWP no' in texts else '?'
     print('# KVM in L1 offers LWP to -cpu host: %s' % lwp)
 
-    for name in args.tests.split(','):
+    for name in [] if args.tests == 'none' else args.tests.split(','):
         judge_l2(name, lines)
     judge_linux(args, lines)
+    judge_dual(args, lines)
     judge_migration(args, lines)
     done = '@@L1-DONE' in ' '.join(texts)
     report(done, 'L1 ran to the end' + (' (L0 timed out after %d s)' % args.timeout
@@ -298,6 +336,112 @@ def judge_linux(args, lines):
                     'the guest powered off%s (QEMU exit status %s)'
                     % (' in %.1f s' % (t_end - t_begin) if t_end is not None else '', rc),
                     rc == '0', label)
+
+
+def lwp_irqs(text):
+    """{'LWP:': n, 'LWU:': n, 'LWG:': n} of an '... irqs: LWP: n LWU: n' line."""
+    w = text.split('irqs:', 1)[1].split() if 'irqs:' in text else []
+    return {w[i]: int(w[i + 1]) for i in range(0, len(w) - 1, 2) if w[i + 1].isdigit()}
+
+
+def judge_dual(args, lines):
+    """L1's own process and the L2 Linux guest profiled at once (l1-init.sh)."""
+    if args.dual == 'none':
+        return
+    texts = [l for _, l in lines]
+    _, why = first(lines, '@@DUAL-SKIP ')
+    if why:
+        report(False, 'L1 process and L2 guest profiling at once: %s' % why.split(' ', 1)[1])
+        return
+    t_begin, begin = first(lines, '@@DUAL-BEGIN ')
+    if begin is None:
+        report(False, 'L1 process and L2 guest profiling at once: never started')
+        return
+    _, gprof = first(lines, '@@DUAL-GUEST-PROFILING ')
+    _, prof = first(lines, '@@DUAL-L1-PROFILING ')
+    _, both = first(lines, '@@DUAL-BOTH ')
+    _, gend = first(lines, '@@DUAL-GUEST-END ')
+    t_end, end = first(lines, '@@DUAL-END ')
+    m = both and re.search(r'guest (\d+) -> (\d+), L1 (\d+) -> (\d+)', both)
+    report(gprof is not None and not gprof.endswith(' 0 progress lines') and
+           prof is not None and not prof.endswith(' 0 progress lines') and
+           bool(m) and int(m.group(2)) > int(m.group(1)) and int(m.group(4)) > int(m.group(3))
+           and gend is not None and gend.endswith('alive: yes'),
+           'L1 process (lwp-linux-threads %s) and L2 guest (%s) each drained records while '
+           'the other profiled (%s), and the L1 process outlived the guest'
+           % (args.dual.replace(':', ' '), args.dual_guest,
+              both.split(' ', 2)[2] if both else 'never'))
+    # L2: the LWP Linux guest, judged as run_linux.py does, and where its
+    # threshold interrupts went (/proc/interrupts, printed by its /init).
+    out = guest_lines(texts, 'L2 dual| ')
+    rc = next((l.split()[1] for l in out if l.startswith('@@rc ')), None)
+    run_linux.judge(out, args.dual_guest, EXPECT, False,
+                    'the guest powered off (QEMU exit status %s)' % rc, rc == '0',
+                    'L2 beside an L1 process: ')
+    l2 = {}
+    for l in out:
+        m = re.match(r'\s*(LW[PUG]):((?:\s+\d+)+)', l)
+        if m:
+            l2[m.group(1)] = sum(int(x) for x in m.group(2).split())
+    latitude = 'lwp-irq-delay=' in args.cpu
+    what = ('L2 beside an L1 process: its kernel took %d LWP threshold interrupts, %s of them '
+            'unclaimed' % (l2.get('LWP', 0), l2.get('LWU', '?')))
+    if latitude:
+        # Late interrupts may come after their thread exited: unclaimed.
+        report(l2.get('LWP', 0) > 0, what + ' (unclaimed ones allowed in latitude mode)')
+    else:
+        report(l2.get('LWP', 0) > 0 and l2.get('LWU') == 0,
+               what + ' (an interrupt of L1 or of another guest would be)')
+    # L1: its own process, and its kernel's counts over the run.
+    body = guest_lines(texts, 'L1 dual| ')
+    for l in body:
+        if l.startswith(('PASS: ', 'FAIL: ', 'note: ', 'SUMMARY: ', 'THREAD-ISOLATION:')):
+            print('  L1 dual| ' + l)
+    fails = [l for l in body if l.startswith('FAIL: ')]
+    passes = sum(1 for l in body if l.startswith('PASS: '))
+    rc1 = re.search(r' rc=(\S+)', end).group(1) if end else None
+    report(rc1 == '0' and passes > 0 and not fails,
+           'L1 process beside the L2 guest: ran to the end, status %s, %d checks passed, '
+           '%d failed%s' % (rc1, passes, len(fails), ': ' + ' | '.join(fails[:3]) if fails else ''))
+    i0, i1 = lwp_irqs(begin), lwp_irqs(end or '')
+    d = {k: i1.get(k, 0) - i0.get(k, 0) for k in ('LWP:', 'LWU:', 'LWG:')}
+    report(bool(i1) and (latitude or d['LWU:'] == 0) and d['LWG:'] > 0 and
+           d['LWP:'] > d['LWG:'],
+           "L1's kernel: %d LWP threshold interrupts during the run, %d passed to KVM for the "
+           "L2 guest (LWG), %d to its own process, %d unclaimed (LWU%s)"
+           % (d['LWP:'], d['LWG:'], d['LWP:'] - d['LWG:'] - d['LWU:'], d['LWU:'],
+              ', allowed in latitude mode' if latitude else ''))
+    if args.dual_idle:
+        judge_idle(lines)
+    if t_end is not None:
+        print('TIMING: L1 process and L2 guest profiling at once %.1f s' % (t_end - t_begin))
+
+
+def judge_idle(lines):
+    """The bystander L2 guest: busy, never using LWP, beside the profilers."""
+    texts = [l for _, l in lines]
+    _, spin = first(lines, '@@DUAL-IDLE-SPINNING ')
+    _, stop = first(lines, '@@DUAL-IDLE-STOP ')
+    out = guest_lines(texts, 'L2 idle| ')
+    report(spin is not None and spin.endswith(' 1') and stop is not None and
+           stop.endswith('alive: yes'),
+           'bystander L2 guest: busy from before the L1 process started profiling until both '
+           'profilers ended')
+    trouble = [l for l in out if run_linux.KERNEL_TROUBLE.search(l)]
+    counts = {}
+    for l in out:
+        m = re.match(r'\s*(LW[PUG]):((?:\s+\d+)+)', l)
+        if m:
+            counts[m.group(1)] = sum(int(x) for x in m.group(2).split())
+    rc = next((l.split()[1] for l in out if l.startswith('@@rc ')), None)
+    report('@@END spin rc=0' in out and any(l.startswith('@@DONE') for l in out) and
+           rc == '0' and not trouble and 'LWP' in counts,
+           'bystander L2 guest: spun until told to stop, powered off (QEMU status %s)%s'
+           % (rc, ': ' + trouble[0] if trouble else ''))
+    report(counts.get('LWP') == 0,
+           'bystander L2 guest: its kernel took %s LWP threshold interrupts (none of them '
+           "can be its own: an L1 process's or the other guest's given to it)"
+           % counts.get('LWP', '?'))
 
 
 def judge_migration(args, lines):

@@ -23,8 +23,8 @@
 #      XFEATURE_MASK_USER_SUPPORTED) boots under our QEMU and passes the ABI
 #      tests (lwptests=abi,abi32,kselftest,kselftest32 of tests/linux/init.sh,
 #      judged by run_linux.py).  Enabling prefixes whose difference from the
-#      last booted one lies only in arch/x86/kvm/, virt/kvm/ or tools/ build
-#      the same x86 core; they are not booted again, except the full series.
+#      last booted one lies only in tools/ (or text) build the same kernel;
+#      they are not booted again, except the full series.
 #
 #   tests/linux/check-series-prefixes.sh --qemu QEMU --initrd INITRAMFS
 #
@@ -39,11 +39,12 @@
 # included headers (fpu/types.h, msr-index.h, irq_vectors.h, processor.h),
 # so building their whole kernel would be a cold build each, several
 # minutes on the project's two cores; their touched objects and the link
-# check cost seconds.  KVM is not in that
-# configuration; a KVM=y configuration would share no cache entry with any
-# other build (its autoconf.h differs) and cost a cold kernel build for every
-# prefix that changes a widely included header, so the KVM patches are built
-# the way the project uses them, as modules.  One object directory is walked
+# check cost seconds.  That configuration has KVM built in (the nested
+# suite's second L1 is this kernel), so every enabling prefix, the KVM ones
+# included, builds its whole kernel, KVM in tree beside the x86 core, and
+# boots it; a KVM prefix's kernel differs from the last one only in KVM, so
+# make rebuilds just that.  The KVM patches are built as modules against
+# Debian's headers too, as the nested suite's first L1 uses them.  One object directory is walked
 # forward through the prefixes: make rebuilds only what each patch changes.
 # A prefix whose inputs (source package, this script, the configuration,
 # patches 1..k) already passed on this machine is not checked again, so an
@@ -193,9 +194,11 @@ enables_lwp() {
     sed -n '/^#define XFEATURE_MASK_USER_SUPPORTED/,/)[[:space:]]*$/p' "$h" | grep -q 'XFEATURE_MASK_LWP'
 }
 
-# Files that this kernel configuration never reads: KVM is not configured,
-# tools/ is not part of the kernel, MAINTAINERS and Documentation/ are text.
-NOT_BUILT='^(arch/x86/kvm/|virt/kvm/|tools/|Documentation/|MAINTAINERS$)'
+# Files that this kernel configuration never reads: tools/ is not part of
+# the kernel, MAINTAINERS and Documentation/ are text.  (KVM is: the
+# configuration has it built in, so a prefix that changes KVM builds, and
+# boots, its own kernel.)
+NOT_BUILT='^(tools/|Documentation/|MAINTAINERS$)'
 # Files that differ between two staged snapshots, other than those.
 core_changes() {   # dir-a dir-b
     diff -rq "$1" "$2" 2>/dev/null | sed -n -e 's|^Files \([^ ]*\) and .*|\1|p' \
@@ -250,7 +253,7 @@ fi
 FULL_OBJ=$QEMU_LWP_BUILD/linux/src/obj
 [ -f "$FULL_OBJ/vmlinux" ] || die "$FULL_OBJ/vmlinux missing: run scripts/build-linux-kernel.sh first"
 mapfile -t full_objs < <(sed -n 's|^\([^[:space:]]*\)\.c$|\1.o|p' "$ROOT/.touched" |
-    grep -v -E '^(arch/x86/kvm|virt/kvm|tools)/' | while read -r o; do [ ! -f "$FULL_OBJ/$o" ] || echo "$o"; done)
+    grep -v -E '^tools/' | while read -r o; do [ ! -f "$FULL_OBJ/$o" ] || echo "$o"; done)
 comm -23 <(nm --defined-only "$FULL_OBJ/vmlinux" | awk 'NF == 3 { print $3 }' | sort -u) \
          <(cd "$FULL_OBJ" && nm --defined-only "${full_objs[@]}" | awk 'NF == 3 { print $3 }' | sort -u) \
     >"$ROOT/untouched-symbols"
@@ -283,11 +286,11 @@ for ((k = first; k < N; k++)); do
     if [ "$k" -gt "$first" ] && ! touched "$SERIES_DIR/$p" | grep -q -v -E "$NOT_BUILT"; then
         # Prefix k-1 was built in this run and patch k changes nothing the
         # kernel build reads: make would find nothing to do (~30 s to learn it).
-        what="nothing new: patch $n touches only KVM, tools/, MAINTAINERS or Documentation/"
+        what="nothing new: patch $n touches only tools/, MAINTAINERS or Documentation/"
         targets=()
         : >"$log"
     elif enables_lwp && [ -n "$SUITE_KERNEL" ] && [ -z "$(core_changes "$FULL_STAGE" "$STAGE")" ]; then
-        what="nothing new: its kernel is the suite's (build/linux/bzImage), the full series less KVM and tools/"
+        what="nothing new: its kernel is the suite's (build/linux/bzImage), the full series less tools/"
         targets=()
         : >"$log"
     elif enables_lwp; then
@@ -350,7 +353,7 @@ for ((k = first; k < N; k++)); do
         changes=
         [ -z "$booted" ] || changes=$(core_changes "$booted" "$STAGE")
         if [ -n "$booted" ] && [ -z "$changes" ] && [ "$n" != "$N" ]; then
-            pass "prefix $n enables LWP; since prefix $booted_n, booted above, it changes only files this kernel does not build"
+            pass "prefix $n enables LWP; since prefix $booted_n, booted above, it changes only files no kernel build reads"
         else
             t0=$(date +%s)
             blog=$ROOT/boot-$n.log

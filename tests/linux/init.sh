@@ -19,7 +19,10 @@
 #                      mixed-late:B:N:R the same under QEMU's latitude
 #                      mode (-l: late drains, MissedEvents accounted);
 #                      kselftest, kselftest32: the kernel's selftest
-#                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit)
+#                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit;
+#                      spin: a busy loop that never uses LWP, until a line
+#                      on the console (tests/kvm/l1-init.sh's bystander
+#                      guest, whose LWP interrupt count must stay 0))
 #
 # Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
 # '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
@@ -38,6 +41,17 @@ for w in $(cat /proc/cmdline); do
     esac
 done
 
+# spin: keep a CPU busy in user mode, without LWP, until a line arrives.
+spin() {
+    (while :; do :; done) &
+    spinner=$!
+    echo "spinning"
+    read -r line
+    kill $spinner
+    wait $spinner 2>/dev/null
+    echo "stopped by '$line'"
+}
+
 for t in $TESTS; do
     name=${t%%:*}
     args=
@@ -49,6 +63,7 @@ for t in $TESTS; do
     mixed-late) prog="/tests/lwp-linux-threads -l -b";;
     kselftest) prog=/tests/lwp_64;;
     kselftest32) prog=/tests/lwp_32;;
+    spin) prog=spin;;
     *) prog=/tests/lwp-linux-$name;;
     esac
     echo "@@RUN $name"

@@ -63,6 +63,7 @@
  * the records drained so far have grown, at most about twice a second.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -138,6 +139,9 @@ struct thr {
     unsigned char offset_ok[NOFFSETS];   /* offset OFFSET(i) explains them all */
     struct lwp_record first[FIRST_RECORDS];
     unsigned sigio, bad_sigio, below_threshold;
+    /* CPUID 8000_001Ch EAX at the start, and how often it differed since */
+    uint32_t eax0;
+    unsigned bad_eax;
     int sig;
     long sig_readback;
     long ncpu;
@@ -248,6 +252,15 @@ static void drain(struct thr *t)
     cb->tail = tail;
 }
 
+static uint32_t lwp_cpuid_eax(void)
+{
+    uint32_t a, b, c, d;
+
+    __cpuid(0x8000001c, a, b, c, d);
+    (void)b, (void)c, (void)d;
+    return a;
+}
+
 static void on_threshold(int sig, siginfo_t *si, void *ctx)
 {
     struct thr *t = self;
@@ -262,6 +275,11 @@ static void on_threshold(int sig, siginfo_t *si, void *ctx)
         return;
     }
     t->sigio++;
+    /*
+     * EAX is what LWP_CFG makes available (spec 3.3): the kernel's choice,
+     * never another's (a hypervisor's guest, when this runs on a host).
+     */
+    t->bad_eax += lwp_cpuid_eax() != t->eax0;
     /* A hint only (Documentation/x86/lwp.rst); exact mode: never below. */
     used = (t->cb.head - t->cb.tail + sizeof(t->ring)) % sizeof(t->ring);
     t->below_threshold += used < t->cb.threshold;
@@ -282,6 +300,7 @@ static void *thread_main(void *arg)
     sigset_t io;
 
     self = t;
+    t->eax0 = lwp_cpuid_eax();
     t->sig_readback = lwp_set_signal(t->sig) ? -1 : lwp_get_signal();
     memset(&t->cb, 0, sizeof(t->cb));
     t->cb.flags = (1u << LWP_EV_IRE) | LWP_FLAG_INT;
@@ -362,6 +381,18 @@ static void check_thread(struct thr *t, unsigned *all_ok)
     } else {
         report(t->cb.missed == 0, "thread %d: MissedEvents 0 (%llu)", t->id,
                (unsigned long long)t->cb.missed);
+    }
+    report(!t->bad_eax, "thread %d: CPUID 8000_001Ch EAX %#x (LWP_CFG's features) at each of "
+           "its threshold signals (%u differed)", t->id, t->eax0, t->bad_eax);
+    if (!latitude) {
+        /*
+         * Exact mode raises the interrupt at the record that fills the ring
+         * to the threshold, and the handler runs before the thread stores
+         * another: a signal that finds the ring below it is an interrupt
+         * that was not this thread's.
+         */
+        report(!t->below_threshold, "thread %d: every threshold signal found its ring at the "
+               "threshold (%u below it)", t->id, t->below_threshold);
     }
     report(t->sigio > 0 && !t->bad_sigio, "thread %d: %u threshold signals (%d, si_code "
            "SI_LWP_THRESHOLD) drained its ring, %u others", t->id, t->sigio, t->sig, t->bad_sigio);

@@ -177,7 +177,8 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
             rc = lines[end].split('rc=')[1] if end is not None else None
             checks.report(rc == '0', 'prof: lwp-prof-guest.sh exit status 0 (%s)' % rc)
             continue
-        rc = lines[end].split('rc=')[1] if end is not None else None
+        # (A kernel message can land inside the marker line: no rc then.)
+        rc = lines[end].split('rc=')[1] if end is not None and 'rc=' in lines[end] else None
         if name.startswith('kselftest'):
             # The kernel's selftest speaks TAP: 'ok N ...', 'not ok N ...'.
             for ln in body:
