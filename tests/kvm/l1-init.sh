@@ -221,6 +221,18 @@ fifo() {        # fifo NAME: a FIFO held open, so writers never block; sets HOLD
     sleep 100000 <>"$1" &
     HOLDER=$!
 }
+# l2_linux NAME SMP MEM LWPTESTS: the LWP Linux guest under KVM, its console
+# on /tmp/NAME.in and /tmp/NAME.out; sets HOLDER (of the input FIFO) and
+# L2_PID.
+l2_linux() {
+    fifo "/tmp/$1.in"
+    timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp "$2" -m "$3" \
+        -nodefaults -display none -no-reboot -serial stdio \
+        -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
+        -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$4" \
+        <"/tmp/$1.in" >"/tmp/$1.out" 2>&1 &
+    L2_PID=$!
+}
 if [ "$DUAL" != none ]; then
     if [ ! -x /l1/lwp-linux-threads ]; then
         echo "@@DUAL-SKIP no /l1/lwp-linux-threads in the image"
@@ -232,27 +244,17 @@ if [ "$DUAL" != none ]; then
         echo "@@DUAL-BEGIN l1=$DUAL guest=$DUALGUEST uptime=$(up) irqs: $(lwp_irqs)"
         rm -f /tmp/a.out /tmp/b.out /tmp/dual.out
         # A: the profiling guest, on two vCPUs.
-        fifo /tmp/a.in
+        l2_linux a 2 256 "$DUALGUEST"
         a_holder=$HOLDER
-        timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 2 -m 256 \
-            -nodefaults -display none -no-reboot -serial stdio \
-            -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
-            -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$DUALGUEST" \
-            </tmp/a.in >/tmp/a.out 2>&1 &
-        a_pid=$!
+        a_pid=$L2_PID
         wait_more /tmp/a.out 0 $a_pid
         echo "@@DUAL-GUEST-PROFILING uptime=$(up) $(progress /tmp/a.out) progress lines"
         # B: the bystander guest, busy in guest mode, LWP available, unused.
         b_pid=
         if [ "$DUALIDLE" = 1 ]; then
-            fifo /tmp/b.in
+            l2_linux b 1 128 spin
             b_holder=$HOLDER
-            timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp 1 -m 128 \
-                -nodefaults -display none -no-reboot -serial stdio \
-                -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
-                -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=spin" \
-                </tmp/b.in >/tmp/b.out 2>&1 &
-            b_pid=$!
+            b_pid=$L2_PID
             i=0
             while ! grep -q '^spinning' /tmp/b.out && alive $b_pid && [ $i -lt $((T * 5)) ]; do
                 sleep 0.2; i=$((i + 1))
