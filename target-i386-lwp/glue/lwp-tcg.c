@@ -924,10 +924,14 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
          * Every instruction of such a TB is charged, so the first and the
          * last one's addresses are known without decoding.
          */
-        uint64_t ip = split == 0 ? tb.first_ip :
-                      split + 1 == tb.icount ? tb.last_ip :
-                      lwp_tb_insn_ip(env, tb_ptr, split,
-                                     FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+        uint64_t ip = tb.first_ip;
+
+        if (split + 1 == tb.icount) {
+            ip = tb.last_ip;
+        } else if (split) {
+            ip = lwp_tb_insn_ip(env, tb_ptr, split,
+                                FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+        }
 
         /* A store probe cannot leave the CPU loop here (no TB to unwind). */
         lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
