@@ -17,7 +17,8 @@
 # The kernel release is that of the linux-image-6.1.0-NN-amd64 package that
 # linux-image-amd64 depends on; KERNEL_RELEASE=6.1.0-NN-amd64 overrides it.
 # Missing packages are installed with apt-get (root needed then):
-# linux-headers-<release>, and linux-source-6.1 of the same version.
+# linux-headers-<release>; the KVM sources come from linux-source-6.1 of the
+# same version (from its .deb, into the cache, when another is installed).
 #
 # Trees under build/kvm-src/:
 #   pristine/        arch/x86/kvm and virt/kvm as Debian ships them
@@ -100,15 +101,30 @@ fi
 [ -n "$hdr_ver" ] && [ -f "$HDR_DIR/Module.symvers" ] ||
     die "$HDR_PKG is not installed properly ($HDR_DIR/Module.symvers missing)"
 
-# The KVM sources must be those of the kernel the headers describe.
+# The KVM sources must be those of the kernel the headers describe.  The
+# installed linux-source-6.1 (the linux suite's kernel source too) may be a
+# newer Debian revision than the headers of the kernel linux-image-amd64
+# names, and apt refuses to downgrade it: the matching revision's tarball is
+# then taken from its .deb, fetched into the cache, and the installed package
+# is left alone.
 src_ver=$(installed_version "$SRC_PKG")
 if [ "$src_ver" != "$hdr_ver" ]; then
-    apt-cache show "$SRC_PKG=$hdr_ver" >/dev/null 2>&1 || apt_update
-    apt-cache show "$SRC_PKG=$hdr_ver" >/dev/null 2>&1 ||
-        die "$SRC_PKG $hdr_ver (the version of $HDR_PKG) is not available${src_ver:+; $src_ver is installed}"
-    apt_install "$SRC_PKG=$hdr_ver"
-    src_ver=$(installed_version "$SRC_PKG")
-    [ "$src_ver" = "$hdr_ver" ] || die "$SRC_PKG $hdr_ver could not be installed"
+    SRC_TARBALL=$QEMU_LWP_CACHE/$SRC_PKG-$hdr_ver.tar.xz
+    if [ ! -f "$SRC_TARBALL" ]; then
+        apt-cache show "$SRC_PKG=$hdr_ver" >/dev/null 2>&1 || apt_update
+        apt-cache show "$SRC_PKG=$hdr_ver" >/dev/null 2>&1 ||
+            die "$SRC_PKG $hdr_ver (the version of $HDR_PKG) is not available${src_ver:+; $src_ver is installed}"
+        step "fetching $SRC_PKG $hdr_ver, the version of $HDR_PKG${src_ver:+ ($src_ver is installed)}"
+        deb_dir=$(mktemp -d)
+        (cd "$deb_dir" && apt-get download -qq "$SRC_PKG=$hdr_ver" 2>/dev/null) ||
+            die "apt-get download $SRC_PKG=$hdr_ver failed"
+        mkdir -p "$QEMU_LWP_CACHE"
+        dpkg-deb --fsys-tarfile "$deb_dir"/*.deb | tar -xO "./usr/src/$SRC_PKG.tar.xz" >"$SRC_TARBALL.tmp" ||
+            die "$SRC_PKG $hdr_ver: no /usr/src/$SRC_PKG.tar.xz in its package"
+        rm -rf "$deb_dir"
+        mv "$SRC_TARBALL.tmp" "$SRC_TARBALL"
+    fi
+    src_ver=$hdr_ver
 fi
 [ -f "$SRC_TARBALL" ] || die "$SRC_TARBALL missing (package $SRC_PKG $src_ver)"
 
