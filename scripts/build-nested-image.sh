@@ -17,6 +17,9 @@
 # of Debian's: the project's own (scripts/build-linux-kernel.sh, the LWP
 # core and KVM built in, so no modules are packed), and the L1 programs of
 # the linux suite (lwp-linux-threads, from NESTED_LINUX_DIR) go to /l1/;
+# NESTED_KSELFTEST_DIR=<dir>: its programs (KVM selftests built from the
+# patched tree, tests/kvm/build-kvm-selftests.sh) go to /kselftest/kvm/,
+# stripped, for l1-init.sh's l1kst=;
 # NESTED_KERNEL_PKG overrides the kernel package name;
 # NESTED_KVM_MODULES=stock ignores build/kvm-modules; NESTED_GUEST_DIR is
 # where the guest images are (default build/lwp/tests/guest);
@@ -54,6 +57,13 @@ need_cmd strip binutils
 ls "$GUEST_DIR"/*.img >/dev/null 2>&1 || die "no guest images in $GUEST_DIR: build the tests first"
 L1_KERNEL=${NESTED_L1_KERNEL:-}
 L1_PROGS=("$LINUX_DIR/lwp-linux-threads")
+KST_DIR=${NESTED_KSELFTEST_DIR:-}
+KST_PROGS=()
+if [ -n "$KST_DIR" ]; then
+    [ -d "$KST_DIR" ] || die "NESTED_KSELFTEST_DIR=$KST_DIR does not exist"
+    mapfile -t KST_PROGS < <(find "$KST_DIR" -maxdepth 1 -type f -perm -u+x | sort)
+    [ "${#KST_PROGS[@]}" -gt 0 ] || die "no programs in NESTED_KSELFTEST_DIR=$KST_DIR"
+fi
 LINUX=no
 if [ -f "${LINUX_FILES[0]}" ] && [ -f "${LINUX_FILES[1]}" ]; then
     LINUX=yes
@@ -126,6 +136,7 @@ inputs() {
         $(qemu_libs | xargs readlink -f) $(readlink -f "${FIRMWARE[@]}") "$GUEST_DIR"/*.img
     if [ $MODSRC = patched ]; then sha256sum "$PATCHED_DIR"/*.ko; fi
     if [ $LINUX = yes ]; then sha256sum "${LINUX_FILES[@]}"; fi
+    if [ -n "$KST_DIR" ]; then sha256sum "${KST_PROGS[@]}"; fi
 }
 WANT=$(inputs | sha256sum | cut -c1-32)
 if [ -f "$OUT/initramfs.cpio.gz" ] && [ -f "$OUT/vmlinuz" ] &&
@@ -183,6 +194,14 @@ cp "$EXPECT_SRC" "$R/tests/"
 if [ -n "$L1_KERNEL" ]; then
     mkdir -p "$R/l1"
     cp "${L1_PROGS[@]}" "$R/l1/"
+fi
+if [ -n "$KST_DIR" ]; then
+    mkdir -p "$R/kselftest/kvm"
+    for p in "${KST_PROGS[@]}"; do
+        # (a wrapper script is not an object to strip)
+        strip -o "$R/kselftest/kvm/$(basename "$p")" "$p" 2>/dev/null ||
+            cp "$p" "$R/kselftest/kvm/"
+    done
 fi
 if [ $LINUX = yes ]; then
     mkdir -p "$R/linux"

@@ -38,6 +38,9 @@
 #   l1dualidle=1      a second L2 Linux guest (lwptests=spin: busy, never
 #                     using LWP) runs beside them while both profile; its
 #                     kernel must count no LWP interrupt at all
+#   l1kst=a,b,...     KVM selftests of /kselftest/kvm/ (built from the
+#                     patched tree, tests/kvm/build-kvm-selftests.sh) to run
+#                     in L1 after everything else ('none', the default: none)
 #
 # Lines for the harness:  'L1: ...' information, 'L2 NAME| ...' what an L2
 # guest printed, '@@...' machine-readable markers (see run-nested.py).
@@ -64,6 +67,7 @@ DUAL=none
 DUALGUEST=threads:4:0
 DUALIDLE=0
 DUALWAIT=
+KST=none
 for w in $(cat /proc/cmdline); do
     case $w in
     l1tests=*) TESTS=$(echo "${w#*=}" | tr , ' ');;
@@ -80,6 +84,7 @@ for w in $(cat /proc/cmdline); do
     l1dualguest=*) DUALGUEST=${w#*=};;
     l1dualidle=*) DUALIDLE=${w#*=};;
     l1dualwait=*) DUALWAIT=${w#*=};;
+    l1kst=*) KST=$(echo "${w#*=}" | tr , ' ');;
     esac
 done
 
@@ -523,4 +528,22 @@ for name in $MIG; do
         migrate_run $name
     fi
 done
+
+# --- KVM selftests, with L1's KVM, their guests in L2 ---------------------------
+# Each prints TAP-like lines of its own; its exit status is what counts
+# (0 passed, 4 skipped as kselftest's KSFT_SKIP, anything else failed).
+# Last, after the L2 guests: the selftests' guests leave nothing behind
+# in L1 that the runs above should depend on.
+[ "$KST" = none ] && KST=
+for name in $KST; do
+    if [ ! -x "/kselftest/kvm/$name" ]; then
+        echo "@@KST-END $name rc=missing"
+        continue
+    fi
+    echo "@@KST-BEGIN $name uptime=$(up)"
+    (cd /kselftest/kvm && timeout -s KILL "$T" "./$name" </dev/null 2>&1
+     echo "@@rc $?") | sed "s/^/L1 kst $name| /"
+    echo "@@KST-END $name uptime=$(up)"
+done
+
 finish

@@ -117,6 +117,12 @@ def main():
     ap.add_argument('--dual-wait', type=int,
                     help='limit of each wait for the --dual profilers to make progress (s, '
                     'default: --l2-timeout)')
+    ap.add_argument('--kselftest-dir',
+                    help='KVM selftests (tests/kvm/build-kvm-selftests.sh) to pack into the '
+                    'L1 image, in /kselftest/kvm/')
+    ap.add_argument('--kselftests', default='none',
+                    help="comma-separated KVM selftests of --kselftest-dir that L1 runs first, "
+                    "each of which must exit 0 (pass), or 'none' (default %(default)s)")
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
     ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
@@ -140,6 +146,8 @@ def main():
             env['NESTED_LINUX_DIR'] = os.path.abspath(args.linux_dir)
         if args.l1_kernel:
             env['NESTED_L1_KERNEL'] = os.path.abspath(args.l1_kernel)
+        if args.kselftest_dir:
+            env['NESTED_KSELFTEST_DIR'] = os.path.abspath(args.kselftest_dir)
         r = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'build-nested-image.sh'),
                             args.outdir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, env=env)
@@ -162,10 +170,11 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d'
+    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d l1kst=%s'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
                  args.hops, args.accels, args.tcg_cpu, args.linux_tests, args.dual,
-                 args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout))
+                 args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout,
+                 args.kselftests))
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
@@ -249,6 +258,8 @@ def judge(args, lines, timed_out):
     lwp = 'yes' if '@@L1-LWP yes' in texts else 'no' if '@@L1-LWP no' in texts else '?'
     print('# KVM in L1 offers LWP to -cpu host: %s' % lwp)
 
+    for name in [] if args.kselftests == 'none' else args.kselftests.split(','):
+        judge_kselftest(name, lines)
     for name in [] if args.tests == 'none' else args.tests.split(','):
         judge_l2(name, lines)
     judge_linux(args, lines)
@@ -264,6 +275,30 @@ def judge(args, lines, timed_out):
 def tail(texts, n=25):
     for l in texts[-n:]:
         print('  | ' + l)
+
+
+def judge_kselftest(name, lines):
+    """A KVM selftest L1 ran: exit status 0 (kselftest's KSFT_SKIP, 4, is not a pass)."""
+    texts = [l for _, l in lines]
+    t_begin, begin = first(lines, '@@KST-BEGIN %s ' % name)
+    t_end, end = first(lines, '@@KST-END %s ' % name)
+    if begin is None:
+        report(False, 'KVM selftest %s in L1: %s' % (
+            name, 'not in the image' if end and 'rc=missing' in end else 'never started'))
+        return
+    prefix = 'L1 kst %s| ' % name
+    out = [l[len(prefix):] for l in texts if l.startswith(prefix)]
+    rc = None
+    for l in out:
+        if l.startswith('@@rc '):
+            rc = int(l.split()[1])
+    took = ' in %.1f s' % (t_end - t_begin) if t_end is not None else ''
+    why = {None: 'no exit status', 4: 'skipped (exit status 4)'}.get(rc, 'exit status %s' % rc)
+    report(rc == 0, 'KVM selftest %s in L1 (the guest in L2)%s%s' % (
+        name, took, '' if rc == 0 else ': ' + why))
+    if rc != 0:
+        for l in out[-12:]:
+            print('  | ' + l)
 
 
 def judge_l2(name, lines):
