@@ -277,6 +277,16 @@ def tail(texts, n=25):
         print('  | ' + l)
 
 
+def relayed(texts, prefix):
+    """The lines L1 relayed under @prefix, and the '@@rc N' among them (None: none)."""
+    out = [l[len(prefix):] for l in texts if l.startswith(prefix)]
+    rc = None
+    for l in out:
+        if l.startswith('@@rc '):
+            rc = int(l.split()[1])
+    return out, rc
+
+
 def judge_kselftest(name, lines):
     """A KVM selftest L1 ran: exit status 0 (kselftest's KSFT_SKIP, 4, is not a pass)."""
     texts = [l for _, l in lines]
@@ -286,12 +296,7 @@ def judge_kselftest(name, lines):
         report(False, 'KVM selftest %s in L1: %s' % (
             name, 'not in the image' if end and 'rc=missing' in end else 'never started'))
         return
-    prefix = 'L1 kst %s| ' % name
-    out = [l[len(prefix):] for l in texts if l.startswith(prefix)]
-    rc = None
-    for l in out:
-        if l.startswith('@@rc '):
-            rc = int(l.split()[1])
+    out, rc = relayed(texts, 'L1 kst %s| ' % name)
     took = ' in %.1f s' % (t_end - t_begin) if t_end is not None else ''
     why = {None: 'no exit status', 4: 'skipped (exit status 4)'}.get(rc, 'exit status %s' % rc)
     report(rc == 0, 'KVM selftest %s in L1 (the guest in L2)%s%s' % (
@@ -313,12 +318,7 @@ def judge_l2(name, lines):
         report(False, 'L2 %s: never started' % name)
         return
     t_end, _ = first(lines, '@@L2-END %s ' % name)
-    prefix = 'L2 %s| ' % name
-    out = [l[len(prefix):] for l in texts if l.startswith(prefix)]
-    rc = None
-    for l in out:
-        if l.startswith('@@rc '):
-            rc = int(l.split()[1])
+    out, rc = relayed(texts, 'L2 %s| ' % name)
     passed = sum(1 for l in out if l.startswith('PASS:'))
     failed = [l for l in out if l.startswith('FAIL:')]
     summary = any(l.startswith('SUMMARY:') for l in out)
