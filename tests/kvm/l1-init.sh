@@ -227,16 +227,52 @@ fifo() {        # fifo NAME: a FIFO held open, so writers never block; sets HOLD
     HOLDER=$!
 }
 # l2_linux NAME SMP MEM LWPTESTS: the LWP Linux guest under KVM, its console
-# on /tmp/NAME.in and /tmp/NAME.out; sets HOLDER (of the input FIFO) and
-# L2_PID.
+# on /tmp/NAME.in and /tmp/NAME.out, its firmware's debug console in
+# /tmp/NAME.bios, HMP on the pipe /tmp/NAME.mon (answers in
+# /tmp/NAME.hmp); sets HOLDER (of the input FIFO) and L2_PID.
 l2_linux() {
+    fifo "/tmp/$1.mon.in"
+    DIAG_HOLDERS="$DIAG_HOLDERS $HOLDER"
+    rm -f "/tmp/$1.mon.out"
+    mkfifo "/tmp/$1.mon.out"
+    cat <>"/tmp/$1.mon.out" >"/tmp/$1.hmp" &
+    DIAG_HOLDERS="$DIAG_HOLDERS $!"
     fifo "/tmp/$1.in"
-    timeout -s KILL "$T" $QEMU -M pc -accel kvm -cpu host -smp "$2" -m "$3" \
+    # Longer than the waits for its progress (which count their sleeps, so
+    # take longer than SECS), so that l2_diag finds it running.
+    timeout -s KILL $((T * 2)) $QEMU -M pc -accel kvm -cpu host -smp "$2" -m "$3" \
         -nodefaults -display none -no-reboot -serial stdio \
+        -chardev file,id=bios,path="/tmp/$1.bios" \
+        -device isa-debugcon,iobase=0x402,chardev=bios \
+        -chardev pipe,id=mon,path="/tmp/$1.mon" -mon chardev=mon \
         -kernel /linux/bzImage -initrd /linux/initramfs.cpio.gz \
         -append "console=ttyS0 panic=-1 oops=panic loglevel=5 $OVERCOMMIT lwptests=$4" \
         <"/tmp/$1.in" >"/tmp/$1.out" 2>&1 &
     L2_PID=$!
+}
+# l2_diag NAME PID: why guest NAME (its timeout process PID) makes no
+# progress: where its vCPUs are (HMP, if the main loop still answers),
+# where QEMU's threads wait in L1's kernel, the end of its firmware's log
+# and of L1's kernel log.
+l2_diag() {
+    local q t
+    echo "@@DIAG $1: no progress at uptime $(up)"
+    echo 'info cpus' >>"/tmp/$1.mon.in"
+    echo 'info registers -a' >>"/tmp/$1.mon.in"
+    t=0
+    while [ "$(grep -c -E '^(RIP|EIP)=' "/tmp/$1.hmp")" -lt 2 ] && [ $t -lt 100 ]; do
+        sleep 0.2; t=$((t + 1))
+    done
+    tr -cd '\11\12\40-\176' <"/tmp/$1.hmp" |
+        grep -E '(CPU|RAX|RSI|R8 |RIP|EAX|EIP|CS |CR0|EFER|LWP)' | sed "s/^/L1: $1 diag: hmp: /"
+    # (busybox timeout runs the program as PID and watches it from a child)
+    for q in "$2" $(pgrep -P "$2"); do
+        for t in /proc/$q/task/*; do
+            echo "L1: $1 diag: thread ${t##*/} $(cut -d' ' -f2,3 "$t/stat") wchan $(cat "$t/wchan")"
+        done
+    done
+    tail -n 15 "/tmp/$1.bios" | tr -cd '\11\12\40-\176' | sed "s/^/L1: $1 diag: bios: /"
+    dmesg | tail -n 20 | sed "s/^/L1: $1 diag: dmesg: /"
 }
 if [ "$DUAL" != none ]; then
     if [ ! -x /l1/lwp-linux-threads ]; then
@@ -252,7 +288,7 @@ if [ "$DUAL" != none ]; then
         l2_linux a 2 256 "$DUALGUEST"
         a_holder=$HOLDER
         a_pid=$L2_PID
-        wait_more /tmp/a.out 0 $a_pid
+        wait_more /tmp/a.out 0 $a_pid || l2_diag a $a_pid
         echo "@@DUAL-GUEST-PROFILING uptime=$(up) $(progress /tmp/a.out) progress lines"
         # B: the bystander guest, busy in guest mode, LWP available, unused.
         b_pid=
@@ -302,7 +338,7 @@ if [ "$DUAL" != none ]; then
             echo "@@rc $?" >>/tmp/b.out
             kill $b_holder 2>/dev/null
         fi
-        kill $a_holder $dual_holder 2>/dev/null
+        kill $a_holder $dual_holder $DIAG_HOLDERS 2>/dev/null
         tr -d '\r' </tmp/a.out | grep -v '^progress: ' | sed "s/^/L2 dual| /"
         [ -z "$b_pid" ] || tr -d '\r' </tmp/b.out | sed "s/^/L2 idle| /"
         grep -v '^progress: ' /tmp/dual.out | sed "s/^/L1 dual| /"

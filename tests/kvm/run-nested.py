@@ -123,6 +123,8 @@ def main():
     ap.add_argument('--kselftests', default='none',
                     help="comma-separated KVM selftests of --kselftest-dir that L1 runs first, "
                     "each of which must exit 0 (pass), or 'none' (default %(default)s)")
+    ap.add_argument('--l1-append', default='',
+                    help="more of L1's kernel command line, e.g. tsc_early_khz=N")
     ap.add_argument('--l2-timeout', type=int, default=300, help='limit of each L2 run in L1 (s)')
     ap.add_argument('--timeout', type=int, default=900, help='limit of the whole L0 run (s)')
     ap.add_argument('--verbose', action='store_true',
@@ -175,6 +177,8 @@ def main():
                  args.hops, args.accels, args.tcg_cpu, args.linux_tests, args.dual,
                  args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout,
                  args.kselftests))
+    if args.l1_append:
+        append += ' ' + args.l1_append
     cmd = [args.qemu, '-M', 'pc', '-accel', 'tcg', '-cpu', args.cpu, '-m', args.mem,
            '-smp', '1', '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'stdio',
            '-kernel', kernel, '-initrd', initrd, '-append', append]
