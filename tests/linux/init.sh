@@ -22,7 +22,11 @@
 #                      tools/testing/selftests/x86/lwp.c, 64- and 32-bit;
 #                      spin: a busy loop that never uses LWP, until a line
 #                      on the console (tests/kvm/l1-init.sh's bystander
-#                      guest, whose LWP interrupt count must stay 0))
+#                      guest, whose LWP interrupt count must stay 0);
+#                      suspend:N: 'lwp-linux-threads N 0' profiles while
+#                      the system suspends to RAM and an RTC alarm wakes
+#                      it, then is stopped once it made
+#                      progress after the resume)
 #
 # Lines for the harness: '@@RUN name', the program's output, '@@END name rc=N',
 # '@@DMESG-LWP' then the kernel's LWP lines, '@@DONE'.
@@ -52,6 +56,60 @@ spin() {
     echo "stopped by '$line'"
 }
 
+# suspend_run N: N LWP threads (lwp-linux-threads N 0, until 'q' on its
+# standard input) profile before, across and after a suspend to RAM.  At
+# resume the processor's LWP_CFG is back at its reset value 0 (LWP
+# unavailable): unless the kernel programs it again, the threads' LWP
+# state does not come back and they make no more progress.
+progress() { n=$(grep -c '^progress: ' /tmp/suspend.out); echo "${n:-0}"; }
+wait_progress() {   # wait_progress N: until more than N progress lines
+    i=0
+    while [ "$(progress)" -le "$1" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 1500 ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    [ "$(progress)" -gt "$1" ]
+}
+suspend_run() {
+    rm -f /tmp/suspend.in
+    mkfifo /tmp/suspend.in
+    sleep 100000 <>/tmp/suspend.in &
+    holder=$!
+    /tests/lwp-linux-threads "$1" 0 </tmp/suspend.in >/tmp/suspend.out 2>&1 &
+    pid=$!
+    wait_progress 0
+    before=$(progress)
+    ok=1
+    # (busybox-static has no rtcwake: the RTC's sysfs alarm, then S3.)
+    if echo 0 >/sys/class/rtc/rtc0/wakealarm && echo +2 >/sys/class/rtc/rtc0/wakealarm &&
+            echo mem >/sys/power/state; then
+        echo "PASS: suspend: 'mem' written to /sys/power/state, an RTC alarm 2 s later woke the system"
+    else
+        echo "FAIL: suspend: an RTC alarm 2 s later, then 'mem' to /sys/power/state: failed"; ok=0
+    fi
+    entry=$(dmesg | grep -c 'PM: suspend entry (deep)')
+    resumed=$(dmesg | grep -c 'PM: suspend exit')
+    if [ "$entry" = 1 ] && [ "$resumed" = 1 ]; then
+        echo "PASS: suspend: the kernel suspended to RAM and resumed (dmesg: 'PM: suspend entry (deep)', 'PM: suspend exit')"
+    else
+        echo "FAIL: suspend: the kernel suspended to RAM and resumed ($entry suspend entries (deep), $resumed exits)"
+        ok=0
+    fi
+    at_resume=$(progress)
+    if wait_progress "$at_resume"; then
+        echo "PASS: suspend: the threads drained records before ($before progress lines) and after the resume ($at_resume -> $(progress))"
+    else
+        echo "FAIL: suspend: the threads drained records before ($before progress lines) and after the resume ($at_resume -> $(progress))"
+        ok=0
+    fi
+    echo q >>/tmp/suspend.in
+    wait $pid
+    rc=$?
+    kill $holder
+    grep -v '^progress: ' /tmp/suspend.out
+    [ $ok = 1 ] && return $rc
+    return 1
+}
+
 for t in $TESTS; do
     name=${t%%:*}
     args=
@@ -64,6 +122,7 @@ for t in $TESTS; do
     kselftest) prog=/tests/lwp_64;;
     kselftest32) prog=/tests/lwp_32;;
     spin) prog=spin;;
+    suspend) prog=suspend_run;;
     *) prog=/tests/lwp-linux-$name;;
     esac
     echo "@@RUN $name"
