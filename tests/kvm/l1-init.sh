@@ -213,10 +213,14 @@ progress() {    # progress FILE: how many progress lines the program printed
     n=$(grep -c 'progress: ' "$1" 2>/dev/null)
     echo "${n:-0}"      # (0 too before the file exists)
 }
-wait_more() {   # wait_more FILE N PID: until FILE has more than N progress lines
-    local i=0
-    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ $i -lt $((DUALWAIT * 5)) ]; do
-        sleep 0.2; i=$((i + 1))
+secs() { cut -d. -f1 /proc/uptime; }
+# wait_more FILE N PID: until FILE has more than N progress lines, at most
+# DUALWAIT seconds (by the clock: a loaded machine stretches a count of
+# sleeps far beyond it)
+wait_more() {
+    local end=$(($(secs) + DUALWAIT))
+    while [ "$(progress "$1")" -le "$2" ] && alive "$3" && [ "$(secs)" -lt $end ]; do
+        sleep 0.2
     done
     [ "$(progress "$1")" -gt "$2" ]
 }
@@ -238,9 +242,9 @@ l2_linux() {
     cat <>"/tmp/$1.mon.out" >"/tmp/$1.hmp" &
     DIAG_HOLDERS="$DIAG_HOLDERS $!"
     fifo "/tmp/$1.in"
-    # Longer than the waits for its progress (which count their sleeps, so
-    # take longer than SECS), so that l2_diag finds it running.
-    timeout -s KILL $((T * 2)) $QEMU -M pc -accel kvm -cpu host -smp "$2" -m "$3" \
+    # A little longer than the waits for its progress, so that l2_diag
+    # finds it running.
+    timeout -s KILL $((T + 120)) $QEMU -M pc -accel kvm -cpu host -smp "$2" -m "$3" \
         -nodefaults -display none -no-reboot -serial stdio \
         -chardev file,id=bios,path="/tmp/$1.bios" \
         -device isa-debugcon,iobase=0x402,chardev=bios \
@@ -250,12 +254,12 @@ l2_linux() {
         <"/tmp/$1.in" >"/tmp/$1.out" 2>&1 &
     L2_PID=$!
 }
-# l2_diag NAME PID: why guest NAME (its timeout process PID) makes no
-# progress: where its vCPUs are (HMP, if the main loop still answers),
-# where QEMU's threads wait in L1's kernel, the end of its firmware's log
-# and of L1's kernel log.
+# l2_diag NAME PID: why guest NAME (PID: its QEMU, which busybox's timeout
+# execs) makes no progress: where its vCPUs are (HMP, if the main loop
+# still answers), where QEMU's threads wait in L1's kernel, the end of its
+# firmware's log, of its console and of L1's kernel log.
 l2_diag() {
-    local q t
+    local t
     echo "@@DIAG $1: no progress at uptime $(up)"
     echo 'info cpus' >>"/tmp/$1.mon.in"
     echo 'info registers -a' >>"/tmp/$1.mon.in"
@@ -265,13 +269,12 @@ l2_diag() {
     done
     tr -cd '\11\12\40-\176' <"/tmp/$1.hmp" |
         grep -E '(CPU|RAX|RSI|R8 |RIP|EAX|EIP|CS |CR0|EFER|LWP)' | sed "s/^/L1: $1 diag: hmp: /"
-    # (busybox timeout runs the program as PID and watches it from a child)
-    for q in "$2" $(pgrep -P "$2"); do
-        for t in /proc/$q/task/*; do
-            echo "L1: $1 diag: thread ${t##*/} $(cut -d' ' -f2,3 "$t/stat") wchan $(cat "$t/wchan")"
-        done
+    for t in /proc/$2/task/*; do
+        [ -d "$t" ] || continue
+        echo "L1: $1 diag: thread ${t##*/} $(cut -d' ' -f2,3 "$t/stat") wchan $(cat "$t/wchan")"
     done
     tail -n 15 "/tmp/$1.bios" | tr -cd '\11\12\40-\176' | sed "s/^/L1: $1 diag: bios: /"
+    tail -n 15 "/tmp/$1.out" | tr -cd '\11\12\40-\176' | sed "s/^/L1: $1 diag: console: /"
     dmesg | tail -n 20 | sed "s/^/L1: $1 diag: dmesg: /"
 }
 if [ "$DUAL" != none ]; then
@@ -288,7 +291,11 @@ if [ "$DUAL" != none ]; then
         l2_linux a 2 256 "$DUALGUEST"
         a_holder=$HOLDER
         a_pid=$L2_PID
-        wait_more /tmp/a.out 0 $a_pid || l2_diag a $a_pid
+        if ! wait_more /tmp/a.out 0 $a_pid; then
+            # Where it hangs, then on without it (the waits below end at once).
+            l2_diag a $a_pid
+            kill -9 $a_pid 2>/dev/null
+        fi
         echo "@@DUAL-GUEST-PROFILING uptime=$(up) $(progress /tmp/a.out) progress lines"
         # B: the bystander guest, busy in guest mode, LWP available, unused.
         b_pid=
@@ -296,10 +303,14 @@ if [ "$DUAL" != none ]; then
             l2_linux b 1 128 spin
             b_holder=$HOLDER
             b_pid=$L2_PID
-            i=0
-            while ! grep -q '^spinning' /tmp/b.out && alive $b_pid && [ $i -lt $((T * 5)) ]; do
-                sleep 0.2; i=$((i + 1))
+            end=$(($(secs) + DUALWAIT))
+            while ! grep -q '^spinning' /tmp/b.out && alive $b_pid && [ "$(secs)" -lt $end ]; do
+                sleep 0.2
             done
+            if ! grep -q '^spinning' /tmp/b.out; then
+                l2_diag b $b_pid
+                kill -9 $b_pid 2>/dev/null
+            fi
             echo "@@DUAL-IDLE-SPINNING uptime=$(up) $(grep -c '^spinning' /tmp/b.out)"
         fi
         # L1's own process.

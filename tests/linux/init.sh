@@ -59,8 +59,8 @@ spin() {
 # suspend_run N: N LWP threads (lwp-linux-threads N 0, until 'q' on its
 # standard input) profile before, across and after a suspend to RAM.  At
 # resume the processor's LWP_CFG is back at its reset value 0 (LWP
-# unavailable): unless the kernel programs it again, the threads' LWP
-# state does not come back and they make no more progress.
+# unavailable): unless the kernel programs it again, the threads that run
+# on that CPU lose their events and their counts are no longer exact.
 progress() { n=$(grep -c '^progress: ' /tmp/suspend.out); echo "${n:-0}"; }
 wait_progress() {   # wait_progress N: until more than N progress lines
     i=0
@@ -80,16 +80,19 @@ suspend_run() {
     before=$(progress)
     ok=1
     # (busybox-static has no rtcwake: the RTC's sysfs alarm, then S3.)
-    if echo 0 >/sys/class/rtc/rtc0/wakealarm && echo +2 >/sys/class/rtc/rtc0/wakealarm &&
+    # The alarm must not fire before the kernel has armed it as a wakeup
+    # event, or nothing wakes the guest: 8 s leaves a slow host time to
+    # freeze the tasks and suspend the devices.
+    if echo 0 >/sys/class/rtc/rtc0/wakealarm && echo +8 >/sys/class/rtc/rtc0/wakealarm &&
             echo mem >/sys/power/state; then
-        echo "PASS: suspend: 'mem' written to /sys/power/state, an RTC alarm 2 s later woke the system"
+        echo "PASS: suspend: writing 'mem' to /sys/power/state succeeded (woken by an RTC alarm 8 s after it was set)"
     else
-        echo "FAIL: suspend: an RTC alarm 2 s later, then 'mem' to /sys/power/state: failed"; ok=0
+        echo "FAIL: suspend: an RTC alarm 8 s later, then 'mem' to /sys/power/state: failed"; ok=0
     fi
     entry=$(dmesg | grep -c 'PM: suspend entry (deep)')
     resumed=$(dmesg | grep -c 'PM: suspend exit')
     if [ "$entry" = 1 ] && [ "$resumed" = 1 ]; then
-        echo "PASS: suspend: the kernel suspended to RAM and resumed (dmesg: 'PM: suspend entry (deep)', 'PM: suspend exit')"
+        echo "PASS: suspend: the kernel went the way of S3 and back (dmesg: one 'PM: suspend entry (deep)', one 'PM: suspend exit')"
     else
         echo "FAIL: suspend: the kernel suspended to RAM and resumed ($entry suspend entries (deep), $resumed exits)"
         ok=0
@@ -102,6 +105,9 @@ suspend_run() {
         ok=0
     fi
     echo q >>/tmp/suspend.in
+    i=0
+    while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+    kill -0 $pid 2>/dev/null && { echo "FAIL: suspend: lwp-linux-threads did not stop in 120 s"; kill -9 $pid; ok=0; }
     wait $pid
     rc=$?
     kill $holder
