@@ -107,10 +107,13 @@ regs = qmp([{'execute': 'human-monitor-command',
 text = regs[0].get('return', '') if regs else '?'
 report('EAX=' in text and 'LWP_CFG' not in text, "'info registers' shows no LWP without LWP")
 
-# A guest that enables LWP (spec 8.7.1) and profiles until a key is pressed:
-# once it has, 'info registers' shows the LWP registers and the session.
+# A guest that enables LWP (spec 8.7.1) and profiles until a key is pressed
+# (iterations=4000000000: its default 200000 can end before the first
+# query on a loaded machine): once it has, 'info registers' shows the LWP
+# registers and the session.
 vm = QEMUMachine(qemu, args=['-machine', 'pc', '-accel', 'tcg', '-cpu', 'max', '-nodefaults',
-                             '-display', 'none', '-kernel', profiling_guest])
+                             '-display', 'none', '-kernel', profiling_guest,
+                             '-append', 'iterations=4000000000'])
 vm.launch()
 text = ''
 try:
