@@ -16,7 +16,10 @@ The guest's /init (tests/linux/init.sh) runs the programs named by
     exit: no timer), with MissedEvents 0; the 60/30/10 program's shares are
     within 2 points, xz's hottest code is in liblzma;
   - the console shows no kernel oops, BUG, WARNING or panic, and the guest
-    powered off by itself within the time limit.
+    powered off by itself within the time limit;
+  - with --wake-on-suspend (lwptests=suspend): the guest entered S3 (QMP
+    event SUSPEND) and the harness woke it (system_wakeup) as many times
+    as its /init asked, so no timer decides when it wakes.
 """
 import argparse
 import csv
@@ -25,6 +28,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
@@ -212,6 +217,31 @@ def judge(lines, tests, msvc_expected, echo, finished_what, finished, label=''):
                % (name, rc, passes, len(fails)))
 
 
+class SuspendWaker(threading.Thread):
+    """Wakes the guest with QMP system_wakeup each time it enters S3 (event
+    SUSPEND).  QEMU connects to the socket this listens on (-qmp unix:)."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        import qemu_python  # noqa: F401 (QEMU's python/ on sys.path)
+        from qemu.qmp.legacy import QEMUMonitorProtocol
+        self.mon = QEMUMonitorProtocol(path, server=True)
+        self.suspends = 0
+        self.wakeups = 0
+
+    def run(self):
+        try:
+            self.mon.accept(timeout=60)
+            while True:
+                ev = self.mon.pull_event(wait=True)
+                if ev and ev.get('event') == 'SUSPEND':
+                    self.suspends += 1
+                    if 'error' not in self.mon.cmd_raw('system_wakeup'):
+                        self.wakeups += 1
+        except Exception:       # QEMU quit: the connection is gone
+            pass
+
+
 def guest_argument_parser(description, smp):
     """The arguments every driver of the Linux guest takes."""
     ap = argparse.ArgumentParser(description=description,
@@ -235,12 +265,21 @@ def main():
     ap.add_argument('--show', action='store_true', help='echo the whole console')
     ap.add_argument('--echo', action='store_true',
                     help="echo everything the guest's programs print")
+    ap.add_argument('--wake-on-suspend', type=int, metavar='N',
+                    help='wake the guest (QMP system_wakeup) whenever it suspends to RAM, '
+                    'and check that it did so N times')
     args = ap.parse_args()
 
     cmd = [args.qemu, '-accel', args.accel, '-cpu', latitude.resolve_cpu(args.cpu), '-smp', str(args.smp),
            '-m', args.memory, '-nodefaults', '-nographic', '-no-reboot',
            '-serial', 'stdio', '-kernel', args.kernel, '-initrd', args.initrd,
            '-append', kernel_cmdline(args.tests)]
+    waker = None
+    if args.wake_on_suspend is not None:
+        sock = os.path.join(tempfile.mkdtemp(prefix='lwp-suspend-'), 'qmp.sock')
+        waker = SuspendWaker(sock)
+        waker.start()
+        cmd += ['-qmp', 'unix:' + sock]
     print('qemu: ' + ' '.join(cmd), flush=True)
     start = time.monotonic()
     try:
@@ -256,6 +295,13 @@ def main():
 
     judge(lines, args.tests, args.msvc_expected, args.echo,
           'the guest powered off within %.0f s (%.1f s)' % (args.timeout, wall), not timed_out)
+    if waker:
+        waker.join(timeout=10)
+        checks.report(waker.suspends == args.wake_on_suspend and
+                      waker.wakeups == args.wake_on_suspend,
+                      'the guest entered S3 %d times (QMP SUSPEND events; %d asked) and '
+                      'system_wakeup woke it each time (%d)'
+                      % (waker.suspends, args.wake_on_suspend, waker.wakeups))
     if args.show or checks.failed:
         print('---- console ----')
         print(out)
