@@ -37,7 +37,8 @@
  * With "migrate=1" the guest instead meets one threshold and stops in
  * latitude_armed() with the interrupt pending, where the harness
  * (test_latitude_migrate.py) holds it with a gdbstub breakpoint, saves it
- * and restores it in a new QEMU; the interrupt must then come once.
+ * and restores it in a new QEMU; the interrupt must then come once.  With
+ * "migrate=2" a record stored after its block is pending instead.
  */
 #include "libguest.h"
 #include "apic.h"
@@ -452,10 +453,96 @@ static void test_pending_across_migration(unsigned long delay)
     report(irq_count == 1, "after the restore: the pending interrupt, once (%u)", irq_count);
 }
 
+/*
+ * migrate=2: a record pending across a save and restore.  At CPL 3, IRE
+ * every 256 instructions, no threshold interrupt, so each record may be
+ * stored after its block.  LLWPCB, a jump that ends its block, a block of
+ * SLED_A NOPs ending in a jump to pending_store_stop, on a page of its own
+ * where the harness's breakpoint is, then SLED_B NOPs.  The block of
+ * SLED_A NOPs holds the 256th instruction, whose record is stored at the
+ * next block's start: pending when the breakpoint stops the guest there
+ * (a breakpoint on the block's own page would make every block there one
+ * instruction long, stored at once).  The harness checks that
+ * 'info registers' shows it pending, saves the guest and restores it in a
+ * new QEMU.  The record must then reach the ring once: each record exactly
+ * 256 instructions of the stream after the one before (a lost record
+ * leaves 512, a doubled one 0).
+ */
+#define SLED_A 300
+#define SLED_B 2048
+
+static struct lwpcb scb __attribute__((aligned(64)));
+static struct lwp_record sring[32] __attribute__((aligned(32)));
+extern const uint8_t pending_store_sled[], pending_store_jump[], pending_store_stop[];
+
+static uintptr_t store_sled(uintptr_t arg)
+{
+    (void)arg;
+    asm volatile("llwpcb %0\n\t"
+                 "jmp pending_store_sled\n"
+                 ".globl pending_store_sled\n"
+                 "pending_store_sled:\n\t"
+                 ".rept %c1\n\tnop\n\t.endr\n"
+                 ".globl pending_store_jump\n"
+                 "pending_store_jump:\n\t"
+                 "jmp pending_store_stop\n\t"
+                 ".balign 4096\n"
+                 ".globl pending_store_stop\n"
+                 "pending_store_stop:\n\t"
+                 ".rept %c2\n\tnop\n\t.endr"
+                 : : "r"(&scb), "i"(SLED_A), "i"(SLED_B) : "memory");
+    llwpcb(0);
+    return 0;
+}
+
+/* Where @ip is in the stream of instructions after the first jump, or -1. */
+static long sled_index(uint64_t ip)
+{
+    uintptr_t a = (uintptr_t)pending_store_sled, b = (uintptr_t)pending_store_stop;
+
+    if (ip >= a && ip < a + SLED_A) {
+        return ip - a;
+    }
+    if (ip == (uintptr_t)pending_store_jump) {
+        return SLED_A;
+    }
+    if (ip >= b && ip < b + SLED_B) {
+        return SLED_A + 1 + (ip - b);
+    }
+    return -1;
+}
+
+static void test_pending_store_across_migration(void)
+{
+    unsigned n, bad = 0;
+
+    lwpcb_init(&scb, sring, sizeof(sring), LWP_F_IRE);
+    scb.event[1].interval = 255;
+    scb.event[1].counter = 255;
+    run_in_user(store_sled, 0);
+    n = scb.head / sizeof(struct lwp_record);
+    for (unsigned i = 0; i < n; i++) {
+        long at = sled_index(sring[i].ip);
+
+        bad += at < 0 || (i ? at - sled_index(sring[i - 1].ip) != 256 : at >= 256);
+    }
+    printf("PENDING-STORE %u records, %u not 256 instructions after the one before, "
+           "missed %u\n", n, bad, (unsigned)scb.missed);
+    report(migrated(), "stopped with a record pending, saved and restored");
+    report(n == (SLED_A + 1 + SLED_B) / 256 && !bad && !scb.missed,
+           "after the restore: the pending record stored once, every record "
+           "256 instructions after the one before (%u records, %u off)", n, bad);
+}
+
 int main(void)
 {
     unsigned long delay = cmdline_ulong("delay", 0);
 
+    if (cmdline_ulong("migrate", 0) == 2) {
+        lwp_os_enable(0, VECTOR);
+        test_pending_store_across_migration();
+        return 0;
+    }
     if (cmdline_ulong("migrate", 0)) {
         lwp_os_enable(0, VECTOR);
         set_irq_handler(VECTOR, lwp_irq);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""A late threshold interrupt pending across a save and restore
-(docs/lwp-latitude.rst): lwp-latitude.c with migrate=1 meets a threshold
+"""A late threshold interrupt, then a record stored late, pending across a
+save and restore (docs/lwp-latitude.rst).
+
+The interrupt: lwp-latitude.c with migrate=1 meets a threshold
 and calls latitude_armed() with the interrupt still pending.  A gdbstub
 breakpoint holds the guest there, the harness sets the guest's 'restored'
 flag, and QEMU saves the stopped guest to a file (QMP migrate).  A new QEMU
@@ -12,9 +14,17 @@ the machine's speed.  The seed is new each run and printed
 too (lwp-tail-reread, lwp-interval-reread), whose state travels in the
 subsection cpu/lwp/latitude/ring: it must be in the saved stream.
 
+The store: with migrate=2 the guest runs NOPs at CPL 3 with a record
+every 256 instructions and lwp-store-delay; a breakpoint stops it at the
+start of the block after the one whose record is stored there.  The
+harness checks that 'info registers' shows the record pending, saves the
+guest and restores it; the guest then checks that the record reached its
+ring once.  Again a place in the program, not a moment in time.
+
   test_latitude_migrate.py QEMU_SYSTEM IMAGE ELF
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,13 +41,53 @@ DELAY = 1000000
 TIMEOUT = 120
 
 
-def machine(qemu, image, cpu, out, extra):
-    args = ['-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '256', '-icount', 'shift=0',
+def machine(qemu, image, cpu, out, extra, append='delay=%d migrate=1' % DELAY,
+            icount=True):
+    args = ['-M', 'pc', '-accel', 'tcg', '-cpu', cpu, '-m', '256',
             '-nodefaults', '-display', 'none', '-no-reboot', '-serial', 'none',
             '-chardev', 'file,id=dbg,path=%s' % out, '-device', 'isa-debugcon,chardev=dbg',
             '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04', '-kernel', image,
-            '-append', 'delay=%d migrate=1' % DELAY] + extra
+            '-append', append] + (['-icount', 'shift=0'] if icount else []) + extra
     return QEMUMachine(qemu, args=args)
+
+
+def held_source(qemu, image, cpu, out, sock, **kw):
+    """A QEMU held at its start by a gdbstub, to be saved while stopped."""
+    return machine(qemu, image, cpu, out,
+                   ['-chardev', 'socket,id=gdb,path=%s,server=on,wait=off' % sock,
+                    '-gdb', 'chardev:gdb', '-S',
+                    # The guest is saved stopped at a breakpoint: runstate
+                    # 'debug', which QEMU 10.0 cannot enter from
+                    # 'inmigrate' (it aborts).  Without the run state in
+                    # the stream, the destination starts paused (-S).
+                    '-global', 'migration.store-global-state=off'], **kw)
+
+
+def restore_and_finish(qemu, image, cpu, state, out, **kw):
+    """Restore the saved guest in a new QEMU and run it to its end."""
+    dst = machine(qemu, image, cpu, out, ['-incoming', 'defer', '-S'], **kw)
+    dst.launch()
+    try:
+        dst.cmd('migrate-incoming', uri='file:' + state)
+        deadline = time.monotonic() + TIMEOUT
+        while dst.cmd('query-status')['status'] == 'inmigrate' and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        dst.cmd('cont')
+        dst.wait(timeout=TIMEOUT)
+    finally:
+        dst.shutdown()
+    text = open(out).read()
+    sys.stdout.write(text)
+    report(dst.exitcode() == 1, 'the restored guest ran to its end (exit status %s)'
+           % dst.exitcode())
+    return text
+
+
+def save_stopped(vm, state):
+    vm.cmd('migrate', uri='file:' + state)
+    status = wait_migration(vm)
+    report(status == 'completed', 'the stopped guest saved to a file (%s)' % status)
 
 
 def wait_migration(vm):
@@ -50,63 +100,69 @@ def wait_migration(vm):
     return 'timed out'
 
 
-def main():
-    qemu, image, elf = sys.argv[1:4]
-    seed = run_seed()
+def pending_interrupt(qemu, image, elf, tmp, seed):
     cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d,lwp-tail-reread=%d,lwp-interval-reread=on' % (
         DELAY, seed, 2 + seed % 15)
     armed = symbol_address(elf, 'latitude_armed')
     restored = symbol_address(elf, 'restored')
+    state, sock = os.path.join(tmp, 'state'), os.path.join(tmp, 'gdb.sock')
+    src = held_source(qemu, image, cpu, os.path.join(tmp, 'src.out'), sock)
+    src.launch()
+    try:
+        gdb = Rsp(sock, TIMEOUT)
+        gdb.command('?')
+        report(gdb.command('Z0,%x,1' % armed) == 'OK', 'breakpoint at latitude_armed')
+        stop = gdb.command('c')
+        report(stop.startswith('T05') or stop.startswith('S05'),
+               'the guest stopped with its threshold interrupt pending (%s)' % stop)
+        report(gdb.command('M%x,4:01000000' % restored) == 'OK', 'restored flag set')
+        gdb.command('z0,%x,1' % armed)
+        save_stopped(src, state)
+    finally:
+        src.shutdown()
+    with open(state, 'rb') as f:
+        stream = f.read()
+    report(b'cpu/lwp/latitude/ring' in stream,
+           'the stream carries the subsection cpu/lwp/latitude/ring')
+    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst.out'))
+    report('FAIL' not in out and 'after the restore: the pending interrupt, once' in out,
+           'the restored guest took the pending interrupt once')
 
+
+def pending_store(qemu, image, elf, tmp, seed):
+    cpu = 'max,lwp-store-delay=511,lwp-seed=%d' % seed
+    stop_at = symbol_address(elf, 'pending_store_stop')
+    restored = symbol_address(elf, 'restored')
+    state, sock = os.path.join(tmp, 'state2'), os.path.join(tmp, 'gdb2.sock')
+    kw = {'append': 'migrate=2', 'icount': False}
+    src = held_source(qemu, image, cpu, os.path.join(tmp, 'src2.out'), sock, **kw)
+    src.launch()
+    try:
+        gdb = Rsp(sock, TIMEOUT)
+        gdb.command('?')
+        report(gdb.command('Z0,%x,1' % stop_at) == 'OK', 'breakpoint at pending_store_stop')
+        stop = gdb.command('c')
+        gdb.command('z0,%x,1' % stop_at)
+        regs = src.cmd('human-monitor-command', command_line='info registers')
+        m = re.search(r'pending=(\d+)', regs)
+        report(stop[:3] in ('T05', 'S05') and m and m.group(1) == '2',
+               'the guest stopped with a record pending (%s; info registers: pending=%s, '
+               'EventId 2 is instructions retired)' % (stop, m and m.group(1)))
+        report(gdb.command('M%x,4:01000000' % restored) == 'OK', 'restored flag set')
+        save_stopped(src, state)
+    finally:
+        src.shutdown()
+    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst2.out'), **kw)
+    report('FAIL' not in out and 'after the restore: the pending record stored once' in out,
+           'the restored guest stored the pending record once')
+
+
+def main():
+    qemu, image, elf = sys.argv[1:4]
+    seed = run_seed()
     with tempfile.TemporaryDirectory() as tmp:
-        state, sock = os.path.join(tmp, 'state'), os.path.join(tmp, 'gdb.sock')
-        src_out, dst_out = os.path.join(tmp, 'src.out'), os.path.join(tmp, 'dst.out')
-        src = machine(qemu, image, cpu, src_out,
-                      ['-chardev', 'socket,id=gdb,path=%s,server=on,wait=off' % sock,
-                       '-gdb', 'chardev:gdb', '-S',
-                       # The guest is saved stopped at a breakpoint: runstate
-                       # 'debug', which QEMU 10.0 cannot enter from
-                       # 'inmigrate' (it aborts).  Without the run state in
-                       # the stream, the destination starts paused (-S).
-                       '-global', 'migration.store-global-state=off'])
-        src.launch()
-        try:
-            gdb = Rsp(sock, TIMEOUT)
-            gdb.command('?')
-            report(gdb.command('Z0,%x,1' % armed) == 'OK', 'breakpoint at latitude_armed')
-            stop = gdb.command('c')
-            report(stop.startswith('T05') or stop.startswith('S05'),
-                   'the guest stopped with its threshold interrupt pending (%s)' % stop)
-            report(gdb.command('M%x,4:01000000' % restored) == 'OK', 'restored flag set')
-            gdb.command('z0,%x,1' % armed)
-            src.cmd('migrate', uri='file:' + state)
-            status = wait_migration(src)
-            report(status == 'completed', 'the stopped guest saved to a file (%s)' % status)
-        finally:
-            src.shutdown()
-        with open(state, 'rb') as f:
-            stream = f.read()
-        report(b'cpu/lwp/latitude/ring' in stream,
-               'the stream carries the subsection cpu/lwp/latitude/ring')
-
-        dst = machine(qemu, image, cpu, dst_out, ['-incoming', 'defer', '-S'])
-        dst.launch()
-        try:
-            dst.cmd('migrate-incoming', uri='file:' + state)
-            deadline = time.monotonic() + TIMEOUT
-            while dst.cmd('query-status')['status'] == 'inmigrate' and \
-                    time.monotonic() < deadline:
-                time.sleep(0.1)
-            dst.cmd('cont')
-            dst.wait(timeout=TIMEOUT)
-        finally:
-            dst.shutdown()
-        out = open(dst_out).read()
-        sys.stdout.write(out)
-        report(dst.exitcode() == 1, 'the restored guest ran to its end (exit status %s)'
-               % dst.exitcode())
-        report('FAIL' not in out and 'after the restore: the pending interrupt, once' in out,
-               'the restored guest took the pending interrupt once')
+        pending_interrupt(qemu, image, elf, tmp, seed)
+        pending_store(qemu, image, elf, tmp, seed)
     summary_exit()
 
 
