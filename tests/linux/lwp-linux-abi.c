@@ -15,7 +15,9 @@
  *    and a crafted LWP component makes sigreturn raise SIGSEGV;
  *  - ptrace reads the component and writes it under the same rules;
  *  - LLWPCB on bad LWPCBs and a ring on read-only or unmapped pages give
- *    SIGSEGV with the faulting address.
+ *    SIGSEGV with the faulting address;
+ *  - with --exited-owner, in latitude mode: a late threshold interrupt whose
+ *    owner has exited is counted on LWU and signals nobody.
  * Expected values come from the LWP specification and the documented ABI.
  */
 #define _GNU_SOURCE
@@ -32,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <ucontext.h>
 #include <x86intrin.h>
 
@@ -278,6 +281,79 @@ static void test_threshold_signal(void)
     thr_tid = 0;
     signal(THRESHOLD_SIG, SIG_DFL);
     signal(SIGIO, SIG_DFL);
+}
+
+/*
+ * Latitude mode only (lwp-irq-delay, docs/lwp-latitude.rst): a thread that
+ * opted in stores one record with a threshold of 0 -- one threshold
+ * interrupt -- and exits at once, so that the interrupt often arrives after
+ * its owner is gone.  Such an interrupt belongs to no one: the kernel must
+ * count it on LWU and signal nobody, not even the main thread, which opted
+ * in to the same signal and is the one running when it arrives.
+ */
+static volatile int late_owner_signals, late_other_signals;
+static volatile pid_t late_owner_tid;
+
+static void on_late_threshold(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)si;
+    (void)ctx;
+    if (gettid_() == late_owner_tid) {
+        late_owner_signals++;
+    } else {
+        late_other_signals++;
+    }
+}
+
+static void *late_owner_thread(void *arg)
+{
+    (void)arg;
+    late_owner_tid = gettid_();
+    lwp_set_signal(THRESHOLD_SIG);
+    setup_cb(&cb2, ring2, sizeof(ring2), (1u << LWP_EV_IRE) | LWP_FLAG_INT, 999);
+    cb2.threshold = 0;
+    llwpcb(&cb2);
+    spin(700);          /* 1,400 instructions: one record at the 1,000th */
+    llwpcb(0);
+    return NULL;
+}
+
+static void test_exited_owner(void)
+{
+    struct sigaction sa = { .sa_sigaction = on_late_threshold, .sa_flags = SA_SIGINFO };
+    struct timespec ms = { 0, 1000000 };
+    int tries, after_exit = 0, in_owner = 0, raised = 0;
+
+    sigaction(THRESHOLD_SIG, &sa, NULL);
+    report(lwp_set_signal(THRESHOLD_SIG) == 0, "the main thread opts in to the same signal");
+    for (tries = 0; tries < 200 && after_exit < 3; tries++) {
+        long long lwp0 = proc_interrupts("LWP"), lwu0 = proc_interrupts("LWU");
+        int owner0 = late_owner_signals;
+        pthread_t t;
+
+        pthread_create(&t, NULL, late_owner_thread, NULL);
+        pthread_join(t, NULL);
+        /* Late by 1 ms of guest time at most; 10 s bounds a lost one. */
+        for (int i = 0; i < 10000 && proc_interrupts("LWP") == lwp0; i++) {
+            nanosleep(&ms, NULL);
+        }
+        raised += proc_interrupts("LWP") - lwp0;
+        after_exit += proc_interrupts("LWU") - lwu0;
+        in_owner += late_owner_signals - owner0;
+    }
+    note("%d threads, %d threshold interrupts: %d signalled the owner before it "
+         "exited, %d arrived after (LWU), %d other signals",
+         tries, raised, in_owner, after_exit, late_other_signals);
+    report(raised == tries, "one threshold interrupt per thread (%d for %d)", raised, tries);
+    report(after_exit >= 1, "interrupts arrived after their owner exited (%d)", after_exit);
+    report(late_other_signals == 0,
+           "an interrupt whose owner exited signals nobody, not the opted-in thread "
+           "that runs (%d signals)", late_other_signals);
+    report(in_owner + after_exit <= raised,
+           "each interrupt signalled its owner or was counted on LWU, never both");
+    lwp_set_signal(0);
+    signal(THRESHOLD_SIG, SIG_DFL);
 }
 
 /* ---- new tasks --------------------------------------------------------------- */
@@ -664,6 +740,10 @@ int main(int argc, char **argv)
         return slwpcb() == NULL && lwp_get_signal() == 0 ? 0 : 1;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && !strcmp(argv[1], "--exited-owner")) {
+        test_exited_owner();
+        return report_summary("lwp-linux-abi --exited-owner");
+    }
     test_available();
     test_coreid();
     test_threshold_signal();

@@ -258,6 +258,9 @@ def main():
     ap = guest_argument_parser(__doc__, smp=1)
     ap.add_argument('--memory', default='256')
     ap.add_argument('--accel', default='tcg')
+    ap.add_argument('--icount', metavar='SHIFT',
+                    help='-icount shift=SHIFT: latitude mode counts its delays in '
+                    'instructions, so that a seed replays the run')
     ap.add_argument('--tests', default='abi,msvc,threads,fuzz',
                     help="lwptests= of the guest's /init (see tests/linux/init.sh)")
     ap.add_argument('--msvc-expected', help='expected output of the MSVC sample')
@@ -274,6 +277,8 @@ def main():
            '-m', args.memory, '-nodefaults', '-nographic', '-no-reboot',
            '-serial', 'stdio', '-kernel', args.kernel, '-initrd', args.initrd,
            '-append', kernel_cmdline(args.tests)]
+    if args.icount is not None:
+        cmd += ['-icount', 'shift=' + args.icount]
     waker = None
     if args.wake_on_suspend is not None:
         sock = os.path.join(tempfile.mkdtemp(prefix='lwp-suspend-'), 'qmp.sock')
