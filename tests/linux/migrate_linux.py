@@ -35,6 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 import checks  # noqa: E402
+import latitude  # noqa: E402
 import run_linux  # noqa: E402
 
 
@@ -158,6 +159,8 @@ def main():
                     help="lwptests=: one program, run until the BREAK (threads:N:0)")
     ap.add_argument('--timeout', type=float, default=600)
     args = ap.parse_args()
+    # Every hop the same CPU, latitude mode's seed included (printed).
+    args.cpu = latitude.resolve_cpu(args.cpu)
     name = args.tests.split(':')[0]
 
     tmp = tempfile.mkdtemp(prefix='lwp-linux-mig-')
