@@ -124,6 +124,7 @@ for t in $TESTS; do
     prof) prog=/tests/lwp-prof-guest.sh;;
     mixed) prog="/tests/lwp-linux-threads -b";;
     mixed-late) prog="/tests/lwp-linux-threads -l -b";;
+    threads-late) prog="/tests/lwp-linux-threads -l";;
     exited-owner) prog="/tests/lwp-linux-abi --exited-owner";;
     kselftest) prog=/tests/lwp_64;;
     kselftest32) prog=/tests/lwp_32;;
