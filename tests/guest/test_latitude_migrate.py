@@ -100,59 +100,60 @@ def wait_migration(vm):
     return 'timed out'
 
 
-def pending_interrupt(qemu, image, elf, tmp, seed):
-    cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d,lwp-tail-reread=%d,lwp-interval-reread=on' % (
-        DELAY, seed, 2 + seed % 15)
-    armed = symbol_address(elf, 'latitude_armed')
-    restored = symbol_address(elf, 'restored')
-    state, sock = os.path.join(tmp, 'state'), os.path.join(tmp, 'gdb.sock')
-    src = held_source(qemu, image, cpu, os.path.join(tmp, 'src.out'), sock)
+def hold_and_save(qemu, image, elf, cpu, tmp, tag, symbol, check, **kw):
+    """Run the guest to a breakpoint at @symbol, let @check(vm, stop reply)
+    look at it, set its 'restored' flag and save it to a file: the file."""
+    state, sock = os.path.join(tmp, 'state-' + tag), os.path.join(tmp, tag + '.sock')
+    src = held_source(qemu, image, cpu, os.path.join(tmp, 'src-%s.out' % tag), sock, **kw)
     src.launch()
     try:
         gdb = Rsp(sock, TIMEOUT)
         gdb.command('?')
-        report(gdb.command('Z0,%x,1' % armed) == 'OK', 'breakpoint at latitude_armed')
+        at = symbol_address(elf, symbol)
+        report(gdb.command('Z0,%x,1' % at) == 'OK', 'breakpoint at ' + symbol)
         stop = gdb.command('c')
-        report(stop.startswith('T05') or stop.startswith('S05'),
-               'the guest stopped with its threshold interrupt pending (%s)' % stop)
-        report(gdb.command('M%x,4:01000000' % restored) == 'OK', 'restored flag set')
-        gdb.command('z0,%x,1' % armed)
+        gdb.command('z0,%x,1' % at)
+        check(src, stop)
+        report(gdb.command('M%x,4:01000000' % symbol_address(elf, 'restored')) == 'OK',
+               'restored flag set')
         save_stopped(src, state)
     finally:
         src.shutdown()
+    return state
+
+
+def pending_interrupt(qemu, image, elf, tmp, seed):
+    cpu = 'max,lwp-irq-delay=%d,lwp-seed=%d,lwp-tail-reread=%d,lwp-interval-reread=on' % (
+        DELAY, seed, 2 + seed % 15)
+
+    def check(vm, stop):
+        report(stop.startswith('T05') or stop.startswith('S05'),
+               'the guest stopped with its threshold interrupt pending (%s)' % stop)
+
+    state = hold_and_save(qemu, image, elf, cpu, tmp, 'irq', 'latitude_armed', check)
     with open(state, 'rb') as f:
         stream = f.read()
     report(b'cpu/lwp/latitude/ring' in stream,
            'the stream carries the subsection cpu/lwp/latitude/ring')
-    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst.out'))
+    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst-irq.out'))
     report('FAIL' not in out and 'after the restore: the pending interrupt, once' in out,
            'the restored guest took the pending interrupt once')
 
 
 def pending_store(qemu, image, elf, tmp, seed):
     cpu = 'max,lwp-store-delay=511,lwp-seed=%d' % seed
-    stop_at = symbol_address(elf, 'pending_store_stop')
-    restored = symbol_address(elf, 'restored')
-    state, sock = os.path.join(tmp, 'state2'), os.path.join(tmp, 'gdb2.sock')
     kw = {'append': 'migrate=2', 'icount': False}
-    src = held_source(qemu, image, cpu, os.path.join(tmp, 'src2.out'), sock, **kw)
-    src.launch()
-    try:
-        gdb = Rsp(sock, TIMEOUT)
-        gdb.command('?')
-        report(gdb.command('Z0,%x,1' % stop_at) == 'OK', 'breakpoint at pending_store_stop')
-        stop = gdb.command('c')
-        gdb.command('z0,%x,1' % stop_at)
-        regs = src.cmd('human-monitor-command', command_line='info registers')
+
+    def check(vm, stop):
+        regs = vm.cmd('human-monitor-command', command_line='info registers')
         m = re.search(r'pending=(\d+)', regs)
-        report(stop[:3] in ('T05', 'S05') and m and m.group(1) == '2',
+        report(stop[:3] in ('T05', 'S05') and m is not None and m.group(1) == '2',
                'the guest stopped with a record pending (%s; info registers: pending=%s, '
                'EventId 2 is instructions retired)' % (stop, m and m.group(1)))
-        report(gdb.command('M%x,4:01000000' % restored) == 'OK', 'restored flag set')
-        save_stopped(src, state)
-    finally:
-        src.shutdown()
-    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst2.out'), **kw)
+
+    state = hold_and_save(qemu, image, elf, cpu, tmp, 'store', 'pending_store_stop', check,
+                          **kw)
+    out = restore_and_finish(qemu, image, cpu, state, os.path.join(tmp, 'dst-store.out'), **kw)
     report('FAIL' not in out and 'after the restore: the pending record stored once' in out,
            'the restored guest stored the pending record once')
 
