@@ -34,7 +34,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <ucontext.h>
 #include <x86intrin.h>
 
@@ -322,7 +321,6 @@ static void *late_owner_thread(void *arg)
 static void test_exited_owner(void)
 {
     struct sigaction sa = { .sa_sigaction = on_late_threshold, .sa_flags = SA_SIGINFO };
-    struct timespec ms = { 0, 1000000 };
     int tries, after_exit = 0, in_owner = 0, raised = 0;
 
     sigaction(THRESHOLD_SIG, &sa, NULL);
@@ -334,9 +332,12 @@ static void test_exited_owner(void)
 
         pthread_create(&t, NULL, late_owner_thread, NULL);
         pthread_join(t, NULL);
-        /* Late by 1 ms of guest time at most; 10 s bounds a lost one. */
-        for (int i = 0; i < 10000 && proc_interrupts("LWP") == lwp0; i++) {
-            nanosleep(&ms, NULL);
+        /*
+         * Spin, so that this opted-in thread is current when the interrupt
+         * comes: 10^6 instructions late at most, 10^10 bound a lost one.
+         */
+        for (int i = 0; i < 50000 && proc_interrupts("LWP") == lwp0; i++) {
+            spin(100000);
         }
         raised += proc_interrupts("LWP") - lwp0;
         after_exit += proc_interrupts("LWU") - lwu0;
