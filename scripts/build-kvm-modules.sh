@@ -218,6 +218,18 @@ for p in "${PATCHES[@]}"; do
     kvm_part "$LINUX_SERIES_DIR/$p" | patch -d "$PATCHED.tmp" -p1 -F0 -N --batch -s --no-backup-if-mismatch \
         >&2 || die "patch $p failed to apply"
 done
+# A kernel without the series' x86 LWP core (no asm/lwp.h: Debian's) does not
+# enable LWP's XSAVE component, so the guest's LWP state cannot live in the
+# vCPU's fpstate as the series has it; compat/*.patch (not part of the
+# series) makes KVM keep it itself there.  Prefixes of the series build
+# without it: they must build, and offer no LWP on such a kernel.
+if [ -z "$SERIES_PREFIX" ] && [ ! -f "$HDR_DIR/arch/x86/include/asm/lwp.h" ]; then
+    for p in "$COMPAT_DIR"/*.patch; do
+        [ -f "$p" ] || continue
+        kvm_part "$p" | patch -d "$PATCHED.tmp" -p1 -F0 -N --batch -s --no-backup-if-mismatch \
+            >&2 || die "compat patch $(basename "$p") does not apply without fuzz"
+    done
+fi
 rm -rf "$PATCHED"
 mv "$PATCHED.tmp" "$PATCHED"
 

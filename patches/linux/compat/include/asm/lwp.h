@@ -14,6 +14,8 @@
 
 struct lwp_guest_ops {
 	void (*threshold)(void *guest);
+	/* Never called here: such a kernel has no guest fpstate with LWP. */
+	void *(*loaded_guest)(void);
 };
 
 int lwp_register_guest_ops(const struct lwp_guest_ops *ops);
