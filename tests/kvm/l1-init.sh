@@ -449,12 +449,33 @@ start_qemu() {  # start_qemu K IMAGE APPEND [EXTRA...]: QEMU number K; sets QPID
     QPID=$!
 }
 
+# mig_uri K: where QEMU K takes its incoming stream from.  Over TCP on
+# loopback; an L1 kernel without networking (the linux suite's, in
+# nested-kvm-lwp-host) streams through a FIFO with exec: instead, which is
+# still a live migration, only another transport.
+mig_uri() {
+    if [ -e /proc/net/tcp ]; then
+        echo "tcp:127.0.0.1:$((4443 + $1))"
+    else
+        rm -f /tmp/mig$1
+        mkfifo /tmp/mig$1
+        echo "exec:cat /tmp/mig$1"
+    fi
+}
+mig_target() {  # mig_target K: the source's side of mig_uri K, for HMP
+    if [ -e /proc/net/tcp ]; then
+        echo "tcp:127.0.0.1:$((4443 + $1))"
+    else
+        echo "\"exec:cat >/tmp/mig$1\""
+    fi
+}
+
 # migrate_run IMAGE: the guest profiles (iterations until a key press) on
-# QEMU 0, is live-migrated over TCP to QEMU 1, 2, ... HOPS, each time once
+# QEMU 0, is live-migrated to QEMU 1, 2, ... HOPS (mig_uri), each time once
 # it has made progress on the new one; the last one gets the key.
 migrate_run() {
     local name=$1 img=/tests/$1.img mode=lwp append="iterations=4000000000 " want=profiling
-    local cur=0 k st pids rc n port
+    local cur=0 k st pids rc n
     if [ ! -f "$img" ]; then
         echo "@@MIG-SKIP $name no image $img"; return
     fi
@@ -479,8 +500,7 @@ migrate_run() {
     fi
     k=1
     while [ $st = started -o $st = completed ] && [ $k -le $HOPS ]; do
-        port=$((4443 + k))
-        start_qemu $k "$img" "$append" -incoming tcp:127.0.0.1:$port
+        start_qemu $k "$img" "$append" -incoming "$(mig_uri $k)"
         pids="$pids $QPID"
         eval "pid$k=$QPID"
         eval "src=\$pid$cur"
@@ -492,7 +512,7 @@ migrate_run() {
         [ "$DIAG" = 1 ] && lwp_regs m$cur "before hop $k"
         n=$(count progress /tmp/m$cur.dbg)
         echo "@@MIG-START $name $k uptime=$(up) progress=$n"
-        hmp m$cur "migrate -d tcp:127.0.0.1:$port"
+        hmp m$cur "migrate -d $(mig_target $k)"
         if query m$cur 'info migrate' 'Migration status: \(completed\|failed\|cancelled\)' "$T" $src; then
             st=$(hmp_text m$cur | grep -o 'Migration status: [a-z]*' | tail -n1 | sed 's/.*: //')
         else
