@@ -449,22 +449,18 @@ start_qemu() {  # start_qemu K IMAGE APPEND [EXTRA...]: QEMU number K; sets QPID
     QPID=$!
 }
 
-# mig_uri K: where QEMU K takes its incoming stream from.  Over TCP on
-# loopback; an L1 kernel without networking (the linux suite's, in
-# nested-kvm-lwp-host) streams through a FIFO with exec: instead, which is
-# still a live migration, only another transport.
+# mig_uri K in|out: the stream into QEMU K (-incoming), or out of its
+# source (HMP migrate).  Over TCP on loopback; an L1 kernel without
+# networking (the linux suite's, in nested-kvm-lwp-host) streams through a
+# FIFO with exec: instead, which is still a live migration, only another
+# transport.
 mig_uri() {
     if [ -e /proc/net/tcp ]; then
         echo "tcp:127.0.0.1:$((4443 + $1))"
-    else
+    elif [ "$2" = in ]; then
         rm -f /tmp/mig$1
         mkfifo /tmp/mig$1
         echo "exec:cat /tmp/mig$1"
-    fi
-}
-mig_target() {  # mig_target K: the source's side of mig_uri K, for HMP
-    if [ -e /proc/net/tcp ]; then
-        echo "tcp:127.0.0.1:$((4443 + $1))"
     else
         echo "\"exec:cat >/tmp/mig$1\""
     fi
@@ -500,7 +496,7 @@ migrate_run() {
     fi
     k=1
     while [ $st = started -o $st = completed ] && [ $k -le $HOPS ]; do
-        start_qemu $k "$img" "$append" -incoming "$(mig_uri $k)"
+        start_qemu $k "$img" "$append" -incoming "$(mig_uri $k in)"
         pids="$pids $QPID"
         eval "pid$k=$QPID"
         eval "src=\$pid$cur"
@@ -512,7 +508,7 @@ migrate_run() {
         [ "$DIAG" = 1 ] && lwp_regs m$cur "before hop $k"
         n=$(count progress /tmp/m$cur.dbg)
         echo "@@MIG-START $name $k uptime=$(up) progress=$n"
-        hmp m$cur "migrate -d $(mig_target $k)"
+        hmp m$cur "migrate -d $(mig_uri $k out)"
         if query m$cur 'info migrate' 'Migration status: \(completed\|failed\|cancelled\)' "$T" $src; then
             st=$(hmp_text m$cur | grep -o 'Migration status: [a-z]*' | tail -n1 | sed 's/.*: //')
         else
