@@ -6,42 +6,6 @@
 
 namespace lwp {
 
-namespace {
-
-constexpr unsigned kDefaultVaBits = 48;
-
-bool is_canonical(uint64_t addr, unsigned bits)
-{
-    if (bits >= 64) {
-        return true;
-    }
-    const unsigned unused = 64 - bits;
-    const int64_t extended = static_cast<int64_t>(addr << unused) >> unused;
-    return static_cast<uint64_t>(extended) == addr;
-}
-
-} // namespace
-
-unsigned canonical_bits(const LwpCpuEnv &env)
-{
-    return env.va_bits ? env.va_bits : kDefaultVaBits;
-}
-
-bool canonical_range(uint64_t addr, uint64_t len, unsigned bits)
-{
-    if (len == 0) {
-        return is_canonical(addr, bits);
-    }
-    const uint64_t last = addr + (len - 1);
-    if (last < addr) {
-        return false;
-    }
-    // Both ends canonical and on the same side of the hole means every
-    // byte in between is canonical too.
-    return is_canonical(addr, bits) && is_canonical(last, bits) &&
-           (addr >> 63) == (last >> 63);
-}
-
 bool ds_store_ok(const LwpCpuEnv &env, uint64_t offset, uint64_t len)
 {
     if (!env.ds_usable || !env.ds_writable) {

@@ -15,12 +15,41 @@ namespace lwp {
 // Linear addresses wrap at 4 GiB outside 64-bit mode.
 constexpr uint64_t kLinear32Mask = 0xFFFFFFFFull;
 
+constexpr unsigned kDefaultVaBits = 48;
+
 // Width used for canonical checks (LwpCpuEnv.va_bits, 48 if unset).
-unsigned canonical_bits(const LwpCpuEnv &env);
+inline unsigned canonical_bits(const LwpCpuEnv &env)
+{
+    return env.va_bits ? env.va_bits : kDefaultVaBits;
+}
+
+inline bool is_canonical(uint64_t addr, unsigned bits)
+{
+    if (bits >= 64) {
+        return true;
+    }
+    const unsigned unused = 64 - bits;
+    const int64_t extended = static_cast<int64_t>(addr << unused) >> unused;
+    return static_cast<uint64_t>(extended) == addr;
+}
 
 // [addr, addr + len) holds only canonical addresses of a @bits-wide space
-// and does not wrap around the top of the address space.
-bool canonical_range(uint64_t addr, uint64_t len, unsigned bits);
+// and does not wrap around the top of the address space.  Inline: every
+// record's store asks.
+inline bool canonical_range(uint64_t addr, uint64_t len, unsigned bits)
+{
+    if (len == 0) {
+        return is_canonical(addr, bits);
+    }
+    const uint64_t last = addr + (len - 1);
+    if (last < addr) {
+        return false;
+    }
+    // Both ends canonical and on the same side of the hole means every
+    // byte in between is canonical too.
+    return is_canonical(addr, bits) && is_canonical(last, bits) &&
+           (addr >> 63) == (last >> 63);
+}
 
 // A store through DS to offsets [offset, offset + len) passes the segment
 // checks: DS usable, writable, and the whole range inside the limit.

@@ -101,6 +101,21 @@ void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
     }
 }
 
+// lwp_tb_defer once the slot is known to take the record: the TB is
+// charged whole and its crossing instruction's record waits in pending.
+void gather_deferred(LwpState &st, const LwpCaps &caps, uint8_t core_id,
+                     const LwpTbShape &tb, uint64_t ip)
+{
+    st.counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb.charged);
+    if (enabled(st, caps, LWP_EVENT_BRE)) {
+        st.counter[LWP_EVENT_BRE] -= branch_weight(st, tb.branch & 3);
+    }
+    LwpRetired insn{};
+    insn.ip = ip;
+    insn.counted = true;
+    build_hw_record(st.pending, LWP_EVENT_IRE, core_id, insn);
+}
+
 // A step of an enabled session, on a copy committed only if it succeeds.
 template <typename Step>
 void run_on_copy(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
@@ -148,7 +163,7 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
     return in_range(*st, ip) != static_cast<bool>(st->filters & LWP_FILTER_IPI);
 }
 
-LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
+[[gnu::flatten, gnu::hot]] LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
                         const LwpTbShape *tb, uint32_t *split) noexcept
 {
     // lwp_hw_config's answers, only those this needs: it runs at every
@@ -207,17 +222,14 @@ bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
     if (!record_slot_writable(*st, *env, *mem)) {
         return false;
     }
-    const LwpCaps *caps = env->caps;
-    st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged);
-    if (enabled(*st, *caps, LWP_EVENT_BRE)) {
-        st->counter[LWP_EVENT_BRE] -= branch_weight(*st, tb->branch & 3);
-    }
-    LwpRetired insn{};
-    insn.ip = ip;
-    insn.counted = true;
-    build_hw_record(st->pending, LWP_EVENT_IRE, LWP_CFG_COREID(env->lwp_cfg),
-                    insn);
+    gather_deferred(*st, *env->caps, LWP_CFG_COREID(env->lwp_cfg), *tb, ip);
     return true;
+}
+
+[[gnu::hot]] void lwp_tb_defer_known(LwpState *st, const LwpCaps *caps, uint8_t core_id,
+                        const LwpTbShape *tb, uint64_t ip) noexcept
+{
+    gather_deferred(*st, *caps, core_id, *tb, ip);
 }
 
 unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,

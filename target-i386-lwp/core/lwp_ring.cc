@@ -61,11 +61,15 @@ bool refresh_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
 }
 
 // Bytes between tail and head: what the program has not consumed yet.
+// head < buffer_size (lwp_state_check); the tail is the program's and may
+// be anything.  Every store asks: no division unless the tail is out of
+// range.
 template <typename Ring>
 uint32_t space_used(const Ring &st)
 {
-    const uint64_t size = st.buffer_size;
-    return static_cast<uint32_t>((st.head + size - st.tail % size) % size);
+    const uint32_t size = st.buffer_size;
+    const uint32_t tail = st.tail < size ? st.tail : st.tail % size;
+    return st.head >= tail ? st.head - tail : st.head + size - tail;
 }
 
 // Where the head goes after a store: head < buffer_size and both are
@@ -206,17 +210,171 @@ bool lean_linear(bool long_mode, unsigned bits, uint64_t *addr, uint32_t len)
     return *addr + len <= kLinear32Mask + 1;
 }
 
+// lean_linear without the canonical check, for an access the glue then
+// finds in one page it may access: such a range is canonical.
+bool linear_in_found_page(bool long_mode, uint64_t *addr, uint32_t len)
+{
+    if (long_mode) {
+        return true;
+    }
+    *addr &= kLinear32Mask;
+    return *addr + len <= kLinear32Mask + 1;
+}
+
+// Access's interface for a store that writes its record and nothing else:
+// no read (8.3: the ring does not look full or past its threshold), no
+// MissedEvents, no head flush, no interrupt.  It keeps the record's
+// address; anything more makes the store decline.
+class QuietAccess {
+public:
+    explicit QuietAccess(bool long_mode) : long_mode_(long_mode) {}
+
+    bool read_u32(uint64_t, uint32_t *) { return false; }
+    bool read_u64(uint64_t, uint64_t *) { return false; }
+    bool write_u32(uint64_t, uint32_t) { return false; }
+    bool write_u64(uint64_t, uint64_t) { return false; }
+    void signal_interrupt() { loud_ = true; }
+
+    bool write(uint64_t addr, const void *, uint32_t len)
+    {
+        if (slot_known_ || len != LWP_RECORD_SIZE ||
+            !linear_in_found_page(long_mode_, &addr, len)) {
+            return false;
+        }
+        slot_known_ = true;
+        slot_ = addr;
+        return true;
+    }
+
+    bool quiet(uint64_t *slot) const
+    {
+        *slot = slot_;
+        return slot_known_ && !loud_;
+    }
+
+private:
+    bool long_mode_;
+    bool slot_known_ = false;
+    bool loud_ = false;
+    uint64_t slot_ = 0;
+};
+
+// Guest memory through the glue's callbacks (LwpMem), which find faults.
+class CallbackMem {
+public:
+    explicit CallbackMem(const LwpMem &mem) : mem_(mem) {}
+
+    static bool linear(bool long_mode, unsigned bits, uint64_t *addr,
+                       uint32_t len)
+    {
+        return lean_linear(long_mode, bits, addr, len);
+    }
+
+    bool probe_write(uint64_t addr, uint32_t len)
+    {
+        return mem_.probe_write(mem_.opaque, addr, len);
+    }
+
+    bool read(uint64_t addr, uint8_t *buf, uint32_t len)
+    {
+        return mem_.read(mem_.opaque, addr, buf, len);
+    }
+
+private:
+    const LwpMem &mem_;
+};
+
+// Guest memory the glue has mapped (LwpQuickEnv.window): writes are only
+// probed (the glue performs them), reads are made from the window's host
+// memory, which no read can fault on.  An access outside every window is
+// remembered: the glue maps what it needs, if it may, and the store is
+// decided again.  A read asks for the whole of @fields (the LWPCB's
+// fields the store may read), so that one mapping serves every read.
+class WindowMem {
+public:
+    WindowMem(const LwpQuickEnv &env, uint64_t fields, uint32_t fields_len)
+        : env_(env), fields_(fields), fields_len_(fields_len)
+    {
+    }
+
+    static bool linear(bool long_mode, unsigned, uint64_t *addr, uint32_t len)
+    {
+        return linear_in_found_page(long_mode, addr, len);
+    }
+
+    bool probe_write(uint64_t addr, uint32_t len)
+    {
+        if (find(addr, len, false)) {
+            return true;
+        }
+        note_missing(addr, len, false);
+        return false;
+    }
+
+    bool read(uint64_t addr, uint8_t *buf, uint32_t len)
+    {
+        const LwpHostWindow *w = find(addr, len, true);
+        if (!w) {
+            if (addr - fields_ < fields_len_ &&
+                len <= fields_len_ - (addr - fields_)) {
+                note_missing(fields_, fields_len_, true);
+            } else {
+                note_missing(addr, len, true);
+            }
+            return false;
+        }
+        memcpy(buf, w->host + (addr - w->lo), len);
+        return true;
+    }
+
+    bool missing(LwpQuickNeed *need) const
+    {
+        *need = missing_;
+        return missing_.len != 0;
+    }
+
+private:
+    // The window holding [addr, addr + len), one that may be read if
+    // @readable (the LWPCB may share the ring's write-only page).
+    const LwpHostWindow *find(uint64_t addr, uint32_t len,
+                              bool readable) const
+    {
+        for (const LwpHostWindow &w : env_.window) {
+            const uint64_t off = addr - w.lo;
+            if (off < w.len && len <= w.len - off &&
+                (!readable || w.host)) {
+                return &w;
+            }
+        }
+        return nullptr;
+    }
+
+    void note_missing(uint64_t addr, uint32_t len, bool read)
+    {
+        if (!missing_.len) {
+            missing_.addr = addr;
+            missing_.len = len;
+            missing_.read = read;
+        }
+    }
+
+    const LwpQuickEnv &env_;
+    uint64_t fields_;
+    uint32_t fields_len_;
+    LwpQuickNeed missing_ = {};
+};
+
 // Access's interface for the common case only: every access allowed, none
 // wrapping around the top of the linear address space (4 GiB outside long
 // mode), none touching bytes an earlier write of the same store wrote.
 // Anything else answers false with nothing recorded, and the store is left
 // to the general path, which reports the fault or gets the corner right;
-// so this class decides no rule itself.
+// so this class decides no rule itself.  @Mem is CallbackMem or WindowMem.
+template <typename Mem>
 class LeanAccess {
 public:
-    LeanAccess(const LwpCpuEnv &env, const LwpMem &mem, LwpOutcome &out)
-        : long_mode_(env.mode64 || env.long_mode), bits_(canonical_bits(env)),
-          mem_(mem), out_(out)
+    LeanAccess(bool long_mode, unsigned bits, Mem &mem, LwpOutcome &out)
+        : long_mode_(long_mode), bits_(bits), mem_(mem), out_(out)
     {
     }
 
@@ -244,7 +402,7 @@ public:
     {
         // ring_store makes at most three writes: record, MissedEvents, head.
         if (out_.nwrites == kMaxStoreWrites || !usable(&addr, len) ||
-            !mem_.probe_write(mem_.opaque, addr, len)) {
+            !mem_.probe_write(addr, len)) {
             return false;
         }
         LwpWrite &w = out_.writes[out_.nwrites++];
@@ -274,12 +432,12 @@ public:
     }
 
 private:
-    // In one piece (lean_linear), and clear of every write recorded so far
+    // In one piece (Mem::linear), and clear of every write recorded so far
     // (a ring laid over the LWPCB's own fields is the general path's
     // business).  *@addr becomes the linear address.
     bool usable(uint64_t *addr_io, uint32_t len) const
     {
-        if (!lean_linear(long_mode_, bits_, addr_io, len)) {
+        if (!Mem::linear(long_mode_, bits_, addr_io, len)) {
             return false;
         }
         const uint64_t addr = *addr_io;
@@ -293,14 +451,43 @@ private:
     }
     bool read(uint64_t addr, uint8_t *buf, uint32_t len)
     {
-        return usable(&addr, len) && mem_.read(mem_.opaque, addr, buf, len);
+        return usable(&addr, len) && mem_.read(addr, buf, len);
     }
 
     bool long_mode_;
     unsigned bits_;
-    const LwpMem &mem_;
+    Mem &mem_;
     LwpOutcome &out_;
 };
+
+// What only the general path handles: nothing to store, the cache to
+// re-read after XRSTOR, a state LLWPCB would not have made, and latitude
+// mode's interval read at the counter's reset.
+bool store_is_lean(const LwpState &st, bool intervals_are_live)
+{
+    return st.pending[0] && st.cbaddr && st.cache_valid &&
+           st.buffer_size >= LWP_RECORD_SIZE && !intervals_are_live;
+}
+
+// ring_store through LeanAccess on the ring's fields alone, for
+// st.pending; *@commit is where the ring stands after it.
+template <typename Mem>
+bool lean_store(const LwpState &st, bool long_mode, unsigned bits,
+                uint8_t tail_reread, Mem &mem, LwpOutcome *out,
+                LwpStoreCommit *commit)
+{
+    outcome_begin(out);
+    LeanAccess<Mem> access(long_mode, bits, mem, *out);
+    RingView ring(st);
+    bool missed;
+    if (!ring_store(ring, access, st.pending, tail_reread, &missed)) {
+        return false;
+    }
+    commit->head = ring.head;
+    commit->tail = ring.tail;
+    commit->tail_credit = ring.tail_credit;
+    return true;
+}
 
 } // namespace
 
@@ -460,25 +647,41 @@ void reset_counter(LwpState &st, unsigned id)
 
 extern "C" {
 
-bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
+[[gnu::flatten]] bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
                     const LwpMem *mem, LwpOutcome *out,
                     LwpStoreCommit *commit) noexcept
 {
     using namespace lwp;
 
-    // What only the general path handles: nothing to store, the cache to
-    // re-read after XRSTOR, a state LLWPCB would not have made, and
-    // latitude mode's interval read at the counter's reset.
-    if (!st->pending[0] || !st->cbaddr || !st->cache_valid ||
-        st->buffer_size < LWP_RECORD_SIZE || intervals_live(*st, *env)) {
+    if (!store_is_lean(*st, intervals_live(*st, *env))) {
         return false;
     }
-    outcome_begin(out);
-    LeanAccess access(*env, *mem, *out);
+    CallbackMem callbacks(*mem);
+    return lean_store(*st, env->mode64 || env->long_mode, canonical_bits(*env),
+                      env->latitude.tail_reread, callbacks, out, commit);
+}
+
+[[gnu::hot]] bool lwp_record_slot(const LwpState *st, bool long_mode,
+                                  uint64_t *slot) noexcept
+{
+    *slot = st->buffer_base + st->head;
+    return lwp::linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
+}
+
+[[gnu::flatten, gnu::hot]] bool lwp_store_quiet(const LwpState *st, bool long_mode,
+                                      uint8_t tail_reread, uint64_t *slot,
+                                      LwpStoreCommit *commit) noexcept
+{
+    using namespace lwp;
+
+    if (!store_is_lean(*st, st->intervals_live)) {
+        return false;
+    }
+    QuietAccess access(long_mode);
     RingView ring(*st);
     bool missed;
-    if (!ring_store(ring, access, st->pending, env->latitude.tail_reread,
-                    &missed)) {
+    if (!ring_store(ring, access, st->pending, tail_reread, &missed) ||
+        !access.quiet(slot)) {
         return false;
     }
     commit->head = ring.head;
@@ -487,7 +690,38 @@ bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
     return true;
 }
 
-void lwp_store_commit(LwpState *st, const LwpCaps *caps,
+bool lwp_store_fields(const LwpState *st, bool long_mode,
+                      LwpQuickNeed *need) noexcept
+{
+    // A live interval needs a read at the reset: the general path's.
+    if (!lwp::store_is_lean(*st, st->intervals_live)) {
+        return false;
+    }
+    need->addr = st->cbaddr;
+    need->len = lwp::kCbStoreFieldsEnd;
+    need->read = true;
+    return lwp::linear_in_found_page(long_mode, &need->addr, need->len);
+}
+
+[[gnu::flatten]] LwpQuickStatus lwp_store_quick(const LwpState *st, const LwpQuickEnv *env,
+                               LwpOutcome *out, LwpStoreCommit *commit,
+                               LwpQuickNeed *need) noexcept
+{
+    using namespace lwp;
+
+    LwpQuickNeed fields;
+    if (!lwp_store_fields(st, env->long_mode, &fields)) {
+        return LWP_QUICK_DECLINED;
+    }
+    WindowMem mem(*env, fields.addr, fields.len);
+    if (!lean_store(*st, env->long_mode, 0, env->tail_reread,
+                    mem, out, commit)) {
+        return mem.missing(need) ? LWP_QUICK_NEED_WINDOW : LWP_QUICK_DECLINED;
+    }
+    return LWP_QUICK_DONE;
+}
+
+[[gnu::flatten, gnu::hot]] void lwp_store_commit(LwpState *st, const LwpCaps *caps,
                       const LwpStoreCommit *commit) noexcept
 {
     const unsigned id = st->pending[0];

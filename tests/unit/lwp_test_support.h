@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "lwp/lwp-caps.h"
@@ -131,6 +132,12 @@ public:
             ASSERT_TRUE(permitted(w.addr, w.len, false)) << std::hex << w.addr;
             poke(w.addr, w.data, w.len);
         }
+    }
+
+    // Whether [addr, addr + len) may be read (@read) or written.
+    bool allows(uint64_t addr, uint64_t len, bool read) const
+    {
+        return permitted(addr, len, read);
     }
 
     bool operator==(const FakeMem &o) const { return pages_ == o.pages_; }
@@ -424,6 +431,95 @@ protected:
         return out;
     }
 };
+
+// A started session of instructions retired, and records made pending by
+// hand, for the tests of a record's store (lwp_store_fast, the quick path).
+class RingStoreTest : public LwpTest {
+protected:
+    static constexpr uint32_t kRecords = kRingSize / LWP_RECORD_SIZE;
+
+    uint32_t head_in_lwpcb() { return mem.peek32(kCb + 16); }
+    uint64_t missed_in_lwpcb() { return mem.peek64(kCb + 24); }
+
+    // Instructions retired with interval 0x1000, INT per @flags_int.
+    void start_ire(uint32_t threshold = 0x10000, bool flags_int = false)
+    {
+        cb.flags = (1u << LWP_EVENT_IRE) | (flags_int ? 0x80000000u : 0);
+        cb.interval[LWP_EVENT_IRE] = 0x1000;
+        cb.threshold = threshold;
+        start();
+    }
+
+    // A record of event 2 made pending with @tag in its data, counter at
+    // @counter (the overrun: -1 is none).
+    void gather(uint32_t tag, int32_t counter = -1)
+    {
+        memset(st.pending, 0, sizeof(st.pending));
+        st.pending[0] = LWP_EVENT_IRE;
+        memcpy(st.pending + 4, &tag, sizeof(tag));
+        st.counter[LWP_EVENT_IRE] = counter;
+    }
+};
+
+// A random ring with an instructions-retired record pending, for
+// comparing a store's quick paths with the general path: the LWPCB at @cb
+// and the ring in the two pages at @ring_pages, mapped (now and then
+// read-only) and filled alike in @a and @b.  *@missed is MissedEvents.
+inline LwpState random_store_case(std::mt19937 &rng, uint64_t cb,
+                                  uint64_t ring_pages, FakeMem &a, FakeMem &b,
+                                  uint64_t *missed)
+{
+    const uint32_t size = 32 * (1 + rng() % 8);
+    const uint64_t ring = ring_pages + 32 * (rng() % 4);
+    const bool cb_writable = rng() % 16 != 0;
+    const bool ring_writable = rng() % 16 != 0;
+    for (FakeMem *m : {&a, &b}) {
+        m->map(cb, kPage, true, cb_writable);
+        m->map(ring_pages, 2 * kPage, true, ring_writable);
+    }
+    LwpState s = zero_state();
+    s.cbaddr = cb;
+    s.buffer_base = ring;
+    s.buffer_size = size;
+    s.head = 32 * (rng() % (size / 32));
+    s.tail = 32 * (rng() % (size / 32));
+    s.flags = (1u << LWP_EVENT_IRE) | (rng() % 2 ? 0x80000000u : 0);
+    s.threshold = 32 * (rng() % (size / 32 + 2));
+    s.cache_valid = 1;
+    s.interval[LWP_EVENT_IRE] = 0x100 + rng() % 0x100;
+    s.counter[LWP_EVENT_IRE] = -1 - static_cast<int32_t>(rng() % 4);
+    s.random = rng() % 3 ? 0 : 1 + rng() % 15;
+    s.rng = rng();
+    for (unsigned i = 0; i < LWP_RECORD_SIZE; i++) {
+        s.pending[i] = static_cast<uint8_t>(rng());
+    }
+    s.pending[0] = LWP_EVENT_IRE;
+    const uint32_t mem_tail = 32 * (rng() % (size / 32));
+    *missed = rng() % 2 ? 0 : 0xFFFFFFFFull + rng() % 3;
+    for (FakeMem *m : {&a, &b}) {
+        m->poke32(cb + 64, mem_tail);
+        m->poke64(cb + 24, *missed);
+        m->poke32(cb + 16, 0xAAAA);
+    }
+    return s;
+}
+
+// A store decided two ways -- @a by a fast or quick path, @b by the general
+// path -- made the same writes and left the same state and memory.
+inline void expect_same_store(const LwpOutcome &a, const LwpOutcome &b,
+                              const LwpState &state_a, const LwpState &state_b,
+                              const FakeMem &mem_a, const FakeMem &mem_b,
+                              unsigned iter)
+{
+    EXPECT_TRUE(states_equal(state_a, state_b)) << iter;
+    EXPECT_TRUE(mem_a == mem_b) << iter;
+    EXPECT_EQ(a.interrupt, b.interrupt) << iter;
+    ASSERT_EQ(a.nwrites, b.nwrites) << iter;
+    for (uint32_t i = 0; i < a.nwrites; i++) {
+        EXPECT_EQ(a.writes[i].addr, b.writes[i].addr) << iter;
+        EXPECT_EQ(a.writes[i].len, b.writes[i].len) << iter;
+    }
+}
 
 } // namespace lwptest
 

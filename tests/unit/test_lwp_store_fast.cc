@@ -15,32 +15,8 @@ namespace {
 
 using namespace lwptest;
 
-class StoreFast : public LwpTest {
+class StoreFast : public RingStoreTest {
 protected:
-    static constexpr uint32_t kRecords = kRingSize / LWP_RECORD_SIZE;
-
-    uint32_t head_in_lwpcb() { return mem.peek32(kCb + 16); }
-    uint64_t missed_in_lwpcb() { return mem.peek64(kCb + 24); }
-
-    // Instructions retired with interval 0x1000, INT per @flags_int.
-    void start_ire(uint32_t threshold = 0x10000, bool flags_int = false)
-    {
-        cb.flags = (1u << LWP_EVENT_IRE) | (flags_int ? 0x80000000u : 0);
-        cb.interval[LWP_EVENT_IRE] = 0x1000;
-        cb.threshold = threshold;
-        start();
-    }
-
-    // A record of event 2 made pending with @tag in its data, counter at
-    // @counter (the overrun: -1 is none).
-    void gather(uint32_t tag, int32_t counter = -1)
-    {
-        memset(st.pending, 0, sizeof(st.pending));
-        st.pending[0] = LWP_EVENT_IRE;
-        memcpy(st.pending + 4, &tag, sizeof(tag));
-        st.counter[LWP_EVENT_IRE] = counter;
-    }
-
     // The fast path, then the writes and the commit, as the glue does.
     bool store_fast(LwpOutcome *out)
     {
@@ -264,38 +240,8 @@ TEST_F(StoreFast, AgreesWithTheGeneralPath)
     unsigned fast = 0, declined = 0;
     for (unsigned iter = 0; iter < 4000; iter++) {
         FakeMem m1, m2;
-        const uint32_t size = 32 * (1 + rng() % 8);
-        const uint64_t ring = kRing + 32 * (rng() % 4);
-        const bool cb_writable = rng() % 16 != 0;
-        const bool ring_writable = rng() % 16 != 0;
-        for (FakeMem *m : {&m1, &m2}) {
-            m->map(kCb, kPage, true, cb_writable);
-            m->map(kRing, 2 * kPage, true, ring_writable);
-        }
-        LwpState s = zero_state();
-        s.cbaddr = kCb;
-        s.buffer_base = ring;
-        s.buffer_size = size;
-        s.head = 32 * (rng() % (size / 32));
-        s.tail = 32 * (rng() % (size / 32));
-        s.flags = (1u << LWP_EVENT_IRE) | (rng() % 2 ? 0x80000000u : 0);
-        s.threshold = 32 * (rng() % (size / 32 + 2));
-        s.cache_valid = 1;
-        s.interval[LWP_EVENT_IRE] = 0x100 + rng() % 0x100;
-        s.counter[LWP_EVENT_IRE] = -1 - static_cast<int32_t>(rng() % 4);
-        s.random = rng() % 3 ? 0 : 1 + rng() % 15;
-        s.rng = rng();
-        for (unsigned i = 0; i < LWP_RECORD_SIZE; i++) {
-            s.pending[i] = static_cast<uint8_t>(rng());
-        }
-        s.pending[0] = LWP_EVENT_IRE;
-        const uint32_t mem_tail = 32 * (rng() % (size / 32));
-        const uint64_t missed = rng() % 2 ? 0 : 0xFFFFFFFFull + rng() % 3;
-        for (FakeMem *m : {&m1, &m2}) {
-            m->poke32(kCb + 64, mem_tail);
-            m->poke64(kCb + 24, missed);
-            m->poke32(kCb + 16, 0xAAAA);
-        }
+        uint64_t missed;
+        const LwpState s = random_store_case(rng, kCb, kRing, m1, m2, &missed);
 
         // Legacy mode, a third of the time: the same linear addresses.
         const LwpCpuEnv e = rng() % 3 ? env : env32(&caps);
@@ -316,14 +262,7 @@ TEST_F(StoreFast, AgreesWithTheGeneralPath)
         m1.apply(out_f);
         lwp_store_commit(&quick, env.caps, &commit);
         m2.apply(out_g);
-        EXPECT_TRUE(states_equal(quick, general)) << iter;
-        EXPECT_TRUE(m1 == m2) << iter;
-        EXPECT_EQ(out_f.interrupt, out_g.interrupt) << iter;
-        ASSERT_EQ(out_f.nwrites, out_g.nwrites) << iter;
-        for (uint32_t i = 0; i < out_f.nwrites; i++) {
-            EXPECT_EQ(out_f.writes[i].addr, out_g.writes[i].addr) << iter;
-            EXPECT_EQ(out_f.writes[i].len, out_g.writes[i].len) << iter;
-        }
+        expect_same_store(out_f, out_g, quick, general, m1, m2, iter);
     }
     // Both ways were exercised.
     EXPECT_GT(fast, 1000u);

@@ -366,6 +366,89 @@ void lwp_store_commit(LwpState *st, const LwpCaps *caps,
                       const LwpStoreCommit *commit) LWP_NOEXCEPT;
 
 /*
+ * The record path at its floor (issue 25): the deferred crossing's record
+ * gathered, and every record stored that raises no threshold interrupt
+ * (the full ring's missed event included), on guest memory the caller has
+ * mapped, with no callback.  The rules are the same code as lwp_tb_defer's
+ * and lwp_store_fast's (ring_store): only the way to memory differs.
+ *
+ * An LwpHostWindow says that the guest linear addresses [lo, lo + len)
+ * may be written (the caller performs the writes, as for any outcome) and,
+ * unless host is NULL, read at host[0, len): host memory no read can fault
+ * on (plain RAM, or a copy the caller just made).  Two windows: the ring's
+ * page in use and the LWPCB.
+ */
+typedef struct LwpHostWindow {
+    uint64_t lo;
+    uint64_t len;             /* 0: no window */
+    const uint8_t *host;
+} LwpHostWindow;
+
+typedef struct LwpQuickEnv {
+    bool long_mode;           /* linear addresses are 64-bit (else 32) */
+    uint8_t tail_reread;      /* as LwpLatitudeCfg.tail_reread */
+    LwpHostWindow window[2];
+} LwpQuickEnv;
+
+typedef enum LwpQuickStatus {
+    LWP_QUICK_DONE,
+    /* No window covers the LwpQuickNeed: map it (if it may) and ask again. */
+    LWP_QUICK_NEED_WINDOW,
+    /*
+     * Nothing changed: the general entry point decides (lwp_tb_defer,
+     * lwp_store_fast): a fault, a store the quick path does not take.
+     */
+    LWP_QUICK_DECLINED,
+} LwpQuickStatus;
+
+/* What to map: [addr, addr + len), to be read too if @read. */
+typedef struct LwpQuickNeed {
+    uint64_t addr;
+    uint32_t len;
+    bool read;
+} LwpQuickNeed;
+
+/*
+ * The linear address of the slot at the head, where the next record goes,
+ * for the caller to check that it may be written before the two below
+ * (no canonical check: the caller finds it in a page it may write).
+ * False if the record would wrap around 4 GiB (outside long mode).
+ */
+bool lwp_record_slot(const LwpState *st, bool long_mode,
+                     uint64_t *slot) LWP_NOEXCEPT;
+/*
+ * lwp_tb_defer once the caller found the slot writable: gather instruction
+ * *split's record into st->pending and charge the TB.
+ */
+void lwp_tb_defer_known(LwpState *st, const LwpCaps *caps, uint8_t core_id,
+                        const LwpTbShape *tb, uint64_t ip) LWP_NOEXCEPT;
+/*
+ * The common store of st->pending, decided without memory: the record
+ * written at *@slot and nothing else (no read, MissedEvents, head flush or
+ * interrupt).  Changes nothing; the caller writes st->pending at *@slot
+ * (once it found it writable) and calls lwp_store_commit.  False: not
+ * such a store (lwp_store_quick, lwp_store_fast decide it).
+ */
+bool lwp_store_quiet(const LwpState *st, bool long_mode, uint8_t tail_reread,
+                     uint64_t *slot, LwpStoreCommit *commit) LWP_NOEXCEPT;
+/*
+ * The LWPCB's fields a store may read (section 8.3: the tail, MissedEvents)
+ * as the LwpQuickNeed lwp_store_quick would ask for: a caller that knows
+ * the store will read (lwp_store_quiet declined) maps them first.  False
+ * if lwp_store_quick would decline the store anyway.
+ */
+bool lwp_store_fields(const LwpState *st, bool long_mode,
+                      LwpQuickNeed *need) LWP_NOEXCEPT;
+/*
+ * lwp_store_fast on the windows: the store of st->pending decided, its
+ * writes and interrupt in @out, the ring's new position in @commit; the
+ * caller performs @out, then calls lwp_store_commit.  Changes nothing.
+ */
+LwpQuickStatus lwp_store_quick(const LwpState *st, const LwpQuickEnv *env,
+                               LwpOutcome *out, LwpStoreCommit *commit,
+                               LwpQuickNeed *need) LWP_NOEXCEPT;
+
+/*
  * Re-read what XRSTOR did not restore (interval, threshold, IP range...)
  * from the LWPCB, if that has not happened yet.
  */
