@@ -35,6 +35,8 @@ typedef struct QemuLwpTcg {
      */
     QemuLwpKnownPage known[2];
     uint8_t known_victim;
+    /* Which of them holds the ring's page the quick path writes to. */
+    uint8_t ring_known;
 } QemuLwpTcg;
 
 #endif

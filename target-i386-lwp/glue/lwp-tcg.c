@@ -57,34 +57,56 @@ typedef struct LwpGuestMem {
  * another thread's munmap or mprotect is the host's to catch, as for the
  * program's own accesses (lwp_store_bytes, lwp_load).
  */
-static int lwp_page_known_flags(CPUX86State *env, uint64_t addr,
-                                uint32_t len)
+static int lwp_page_known(CPUX86State *env, uint64_t addr, uint32_t len)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     uint64_t page = addr & TARGET_PAGE_MASK;
 
     if (((addr + len - 1) & TARGET_PAGE_MASK) != page) {
-        return 0;
+        return -1;
     }
     for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
         if (t->known[i].flags && t->known[i].page == page &&
             t->known[i].gen == page_flags_generation()) {
-            return t->known[i].flags;
+            return i;
         }
     }
-    return 0;
+    return -1;
 }
 
-static void lwp_page_learn(CPUX86State *env, uint64_t page, uint32_t gen)
+static int lwp_page_known_flags(CPUX86State *env, uint64_t addr,
+                                uint32_t len)
+{
+    int i = lwp_page_known(env, addr, len);
+
+    return i < 0 ? 0 : env->lwp_tcg.known[i].flags;
+}
+
+/* Returns the index in lwp_tcg.known of what it learnt. */
+static unsigned lwp_page_learn(CPUX86State *env, uint64_t page, uint32_t gen)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
-    QemuLwpKnownPage *k = &t->known[t->known_victim];
+    uint64_t cb_page = env->lwp.cbaddr & TARGET_PAGE_MASK;
+    QemuLwpKnownPage *k;
+    unsigned index;
 
+    /*
+     * Keep the LWPCB's page while it is current: the ring's pages come
+     * and go around it.
+     */
+    if (t->known[t->known_victim].page == cb_page &&
+        t->known[t->known_victim].flags &&
+        t->known[t->known_victim].gen == gen) {
+        t->known_victim ^= 1;
+    }
+    index = t->known_victim;
+    k = &t->known[index];
     t->known_victim ^= 1;
     k->page = page;
     k->gen = gen;
     /* A page whose code is protected is not writable until its next fault. */
     k->flags = page_get_flags(page);
+    return index;
 }
 #endif
 
@@ -329,11 +351,19 @@ static void lwp_guest_init(LwpGuestMem *m, LwpCpuEnv *cpu, CPUX86State *env,
  */
 #define LWP_PREFETCH_AHEAD (4 * LWP_RECORD_SIZE)
 
+static void lwp_store_record_host(void *host, const uint8_t *record)
+{
+    /* A constant size: a few moves, not a call of the library's memcpy. */
+    memcpy(host, record, LWP_RECORD_SIZE);
+    __builtin_prefetch((uint8_t *)host + LWP_PREFETCH_AHEAD, 1, 3);
+}
+
 static void lwp_store_host(void *host, const LwpWrite *w)
 {
-    memcpy(host, w->data, w->len);
     if (w->len == LWP_RECORD_SIZE) {
-        __builtin_prefetch((uint8_t *)host + LWP_PREFETCH_AHEAD, 1, 3);
+        lwp_store_record_host(host, w->data);
+    } else {
+        memcpy(host, w->data, w->len);
     }
 }
 
@@ -742,6 +772,285 @@ static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
     trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
 }
 
+/*
+ * The record path at its floor (issue 25).  The common record is gathered
+ * (lwp_tb_defer_known) and stored (lwp_store_quiet) once lwp_slot_host
+ * found its slot writable; a store that reads the LWPCB (a full ring, a
+ * threshold) goes through lwp_store_quick, which sees guest memory through
+ * windows mapped here when it asks: the ring's page, and the LWPCB's fields
+ * the store may read, readable and writable.  In linux-user the pages
+ * lwp_probe's page memory knows while no mapping changed since (PAGE_WRITE
+ * is off while a page holds translated code), the fields copied here, in
+ * C, so that a host fault (a page another thread unmapped, a file mapping
+ * that ends before it) becomes the program's signal, as for the writes
+ * (lwp_store_bytes).  In system mode plain RAM, probed for this one call
+ * (the TLB may change between calls): no device, watchpoint or translated
+ * code.
+ */
+/* Linear addresses are 64-bit: long mode (or 64-bit code). */
+static bool lwp_long_mode(CPUX86State *env)
+{
+    return env->hflags & (HF_LMA_MASK | HF_CS64_MASK);
+}
+
+#define LWP_QUICK_COPY_MAX 128
+
+typedef struct LwpQuickGlue {
+    LwpQuickEnv q;
+    uint8_t copy[LWP_QUICK_COPY_MAX];   /* the LWPCB's fields (linux-user) */
+} LwpQuickGlue;
+
+static void lwp_quick_env(CPUX86State *env, LwpQuickGlue *g)
+{
+    X86CPU *cpu = env_archcpu(env);
+    LwpQuickEnv *q = &g->q;
+
+    q->long_mode = lwp_long_mode(env);
+    q->tail_reread = cpu->lwp_latitude.model.tail_reread;
+    q->window[0].len = 0;
+    q->window[1].len = 0;
+#ifdef CONFIG_USER_ONLY
+    {
+        /* The ring's page as lwp_quick_map learnt it, if still so. */
+        const QemuLwpTcg *t = &env->lwp_tcg;
+        const QemuLwpKnownPage *k = &t->known[t->ring_known];
+
+        if ((k->flags & PAGE_WRITE) && k->gen == page_flags_generation() &&
+            !cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
+            q->window[0].lo = k->page;
+            q->window[0].len = TARGET_PAGE_SIZE;
+            q->window[0].host = NULL;
+        }
+    }
+#endif
+}
+
+/* Map what @need asks for: false if it may not be (the general path's). */
+static bool lwp_quick_map(CPUX86State *env, LwpQuickGlue *g,
+                          const LwpQuickNeed *need)
+{
+    uint64_t page = need->addr & TARGET_PAGE_MASK;
+    LwpHostWindow *w = &g->q.window[need->read];
+
+    /* A write's need replaces the ring's page the slot has left. */
+    if (((need->addr + need->len - 1) & TARGET_PAGE_MASK) != page ||
+        need->len > sizeof(g->copy) || (need->read && w->len)) {
+        return false;
+    }
+#ifdef CONFIG_USER_ONLY
+    CPUState *cs = env_cpu(env);
+    int flags = need->read ? PAGE_READ | PAGE_WRITE : PAGE_WRITE;
+    int index;
+
+    if (cpu_plugin_mem_cbs_enabled(cs)) {
+        return false;
+    }
+    index = lwp_page_known(env, need->addr, need->len);
+    if (index < 0) {
+        index = lwp_page_learn(env, page, page_flags_generation());
+    }
+    if ((env->lwp_tcg.known[index].flags & flags) != flags) {
+        return false;
+    }
+    if (!need->read) {
+        env->lwp_tcg.ring_known = index;
+    }
+    if (need->read) {
+        set_helper_retaddr(lwp_boundary_ra());
+        memcpy(g->copy, g2h(cs, need->addr), need->len);
+        clear_helper_retaddr();
+        w->lo = need->addr;
+        w->len = need->len;
+        w->host = g->copy;
+    } else {
+        w->lo = page;
+        w->len = TARGET_PAGE_SIZE;
+        w->host = NULL;
+    }
+    return true;
+#else
+    void *host;
+
+    int mmu_idx = cpu_mmu_index(env_cpu(env), false);
+
+    /*
+     * Just the range: the probe makes its translated code invalid.  The
+     * fields are read too: no read watchpoint on them either.
+     */
+    if ((need->read &&
+         probe_access_flags(env, need->addr, need->len, MMU_DATA_LOAD,
+                            mmu_idx, true, &host, 0)) ||
+        probe_access_flags(env, need->addr, need->len, MMU_DATA_STORE,
+                           mmu_idx, true, &host, 0) || !host) {
+        return false;
+    }
+    w->lo = need->addr;
+    w->len = need->len;
+    w->host = host;
+    return true;
+#endif
+}
+
+/* The writes of a quick outcome, all within the windows. */
+static void lwp_quick_perform(CPUX86State *env, const LwpQuickGlue *g,
+                              const LwpOutcome *out)
+{
+    for (uint32_t i = 0; i < out->nwrites; i++) {
+        const LwpWrite *w = &out->writes[i];
+#ifdef CONFIG_USER_ONLY
+        set_helper_retaddr(lwp_boundary_ra());
+        lwp_store_host(g2h(env_cpu(env), w->addr), w);
+        clear_helper_retaddr();
+#else
+        for (unsigned k = 0; k < ARRAY_SIZE(g->q.window); k++) {
+            const LwpHostWindow *win = &g->q.window[k];
+
+            if (w->addr - win->lo < win->len) {
+                lwp_store_host((uint8_t *)win->host + (w->addr - win->lo), w);
+                break;
+            }
+        }
+#endif
+    }
+}
+
+/*
+ * Store the pending record through lwp_store_quick: false if it declined
+ * (nothing changed) or would interrupt, and the general path decides.
+ */
+static QEMU_FLATTEN bool lwp_store_pending_quick(CPUX86State *env)
+{
+    LwpQuickGlue g LWP_UNINITIALIZED;
+    LwpOutcome out LWP_UNINITIALIZED;
+    LwpStoreCommit commit;
+    uint8_t event = env->lwp.pending[0];
+    LwpQuickStatus status;
+    LwpQuickNeed need;
+
+    lwp_quick_env(env, &g);
+    /*
+     * Called when the quiet store declined: this store reads the LWPCB
+     * (a full ring, a threshold), so map its fields first.  At most the
+     * ring's page and those fields to map.
+     */
+    if (lwp_store_fields(&env->lwp, g.q.long_mode, &need)) {
+        lwp_quick_map(env, &g, &need);
+    }
+    for (unsigned tries = 0;; tries++) {
+        status = lwp_store_quick(&env->lwp, &g.q, &out, &commit, &need);
+        if (status != LWP_QUICK_NEED_WINDOW ||
+            tries == ARRAY_SIZE(g.q.window) || !lwp_quick_map(env, &g, &need)) {
+            break;
+        }
+    }
+    /* The threshold interrupt is taken where the general path may. */
+    if (status != LWP_QUICK_DONE || out.interrupt) {
+        return false;
+    }
+    lwp_quick_perform(env, &g, &out);
+    lwp_store_commit(&env->lwp, &env_archcpu(env)->lwp_caps, &commit);
+    trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
+    return true;
+}
+
+/*
+ * Where a record may be written at @slot now, with no fault possible but a
+ * host fault linux-user turns into the program's signal: the host address,
+ * or NULL.  In linux-user the ring's page as lwp_probe's page memory
+ * knows it (PAGE_WRITE is off while the page holds translated code); in
+ * system mode plain RAM, by a probe (no device, watchpoint or code).
+ */
+static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
+                                                     uint64_t slot)
+{
+    uint64_t page = slot & TARGET_PAGE_MASK;
+
+    if (((slot + LWP_RECORD_SIZE - 1) & TARGET_PAGE_MASK) != page) {
+        return NULL;
+    }
+#ifdef CONFIG_USER_ONLY
+    QemuLwpTcg *t = &env->lwp_tcg;
+    uint32_t gen = page_flags_generation();
+    const QemuLwpKnownPage *k = &t->known[t->ring_known];
+
+    if (cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
+        return NULL;
+    }
+    if (k->page != page || k->gen != gen || !k->flags) {
+        int index = lwp_page_known(env, slot, LWP_RECORD_SIZE);
+
+        t->ring_known = index >= 0 ? index : lwp_page_learn(env, page, gen);
+        k = &t->known[t->ring_known];
+    }
+    return k->flags & PAGE_WRITE ? g2h(env_cpu(env), slot) : NULL;
+#else
+    void *host;
+
+    if (probe_access_flags(env, slot, LWP_RECORD_SIZE, MMU_DATA_STORE,
+                           cpu_mmu_index(env_cpu(env), false), true, &host,
+                           0) || !host) {
+        return NULL;
+    }
+    return host;
+#endif
+}
+
+/* Write the pending record at @host (lwp_slot_host). */
+static inline QEMU_ALWAYS_INLINE void lwp_write_record(CPUX86State *env,
+                                                       void *host)
+{
+#ifdef CONFIG_USER_ONLY
+    set_helper_retaddr(lwp_boundary_ra());
+#endif
+    lwp_store_record_host(host, env->lwp.pending);
+#ifdef CONFIG_USER_ONLY
+    clear_helper_retaddr();
+#endif
+}
+
+/*
+ * The common store: lwp_store_quiet decided it, the slot may be written.
+ * False: nothing changed, the store is decided by the other paths.
+ */
+static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_quiet(CPUX86State *env)
+{
+    X86CPU *cpu = env_archcpu(env);
+    uint8_t event = env->lwp.pending[0];
+    LwpStoreCommit commit;
+    uint64_t slot;
+    void *host;
+
+    if (!lwp_store_quiet(&env->lwp, lwp_long_mode(env),
+                         cpu->lwp_latitude.model.tail_reread, &slot,
+                         &commit)) {
+        return false;
+    }
+    host = lwp_slot_host(env, slot);
+    if (!host) {
+        return false;
+    }
+    lwp_write_record(env, host);
+    lwp_store_commit(&env->lwp, &cpu->lwp_caps, &commit);
+    trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
+    return true;
+}
+
+/* lwp_tb_defer when the slot may be written now: false if not. */
+static inline QEMU_ALWAYS_INLINE bool lwp_tb_defer_quickly(CPUX86State *env,
+                                                           const LwpTbShape *tb,
+                                                           uint64_t ip)
+{
+    uint64_t slot;
+
+    if (!lwp_record_slot(&env->lwp, lwp_long_mode(env), &slot) ||
+        !lwp_slot_host(env, slot)) {
+        return false;
+    }
+    lwp_tb_defer_known(&env->lwp, &env_archcpu(env)->lwp_caps,
+                       LWP_CFG_COREID(env->lwp_cfg), tb, ip);
+    return true;
+}
+
 /* Give back what a TB's fast path charged before it took the slow path. */
 static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
 {
@@ -792,6 +1101,25 @@ static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
         linear = pc;
     }
     return lwp_wrap_ip(env->eip + (linear - first), csize);
+}
+
+/*
+ * The address of instruction @split of a TB whose record is deferred.
+ * Every instruction of such a TB is charged, so the first and the last
+ * one's addresses are known without decoding.
+ */
+static uint64_t lwp_tb_defer_ip(CPUX86State *env, uint64_t info,
+                                const LwpTbShape *tb, uint32_t split,
+                                const void *tb_ptr)
+{
+    if (split + 1 == tb->icount) {
+        return tb->last_ip;
+    }
+    if (!split) {
+        return tb->first_ip;
+    }
+    return lwp_tb_insn_ip(env, tb_ptr, split,
+                          FIELD_EX64(info, LWP_TB_INFO, CSIZE));
 }
 
 /*
@@ -879,8 +1207,18 @@ static bool lwp_store_after_tb(X86CPU *cpu, uint32_t after)
     return !cpu->lwp_sync_store;
 }
 
-const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
-                               target_ulong eip, const void *tb_ptr)
+/*
+ * helper_lwp_tb_slow in every case but the common ones: a store or a
+ * deferral the quick paths declined, a counter that crosses in a way that
+ * cuts the TB, IP filtering, a TB cut to length, -icount.  Decides from
+ * the start (the plan changes nothing unless it charges the TB).  Kept
+ * out of the common path's way: at the minimum interval a record lands in
+ * a TB the program has not run for a while, and every cache line of
+ * helper code it runs may have to be fetched again.
+ */
+static __attribute__((cold, noinline))
+const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
+                                const void *tb_ptr)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
@@ -891,14 +1229,6 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     LwpTbAction action;
     uint32_t split;
 
-    if (FIELD_EX64(info, LWP_TB_INFO, EIP)) {
-        env->eip = eip;
-    }
-    if (FIELD_EX64(info, LWP_TB_INFO, PRECHARGED)) {
-        lwp_tb_give_back_charge(env, info);
-    }
-    t->tb_uncharged = 0;
-    t->deferred_unwind = 0;
     /*
      * Until this returns, none of the TB has run: a fault or a split
      * leaves it, and -icount must not have charged its instructions.
@@ -919,24 +1249,18 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
     if (action == LWP_TB_DEFER) {
-        /*
-         * Instruction split's record, taken back if it does not retire.
-         * Every instruction of such a TB is charged, so the first and the
-         * last one's addresses are known without decoding.
-         */
-        uint64_t ip = tb.first_ip;
+        uint64_t ip = lwp_tb_defer_ip(env, info, &tb, split, tb_ptr);
+        bool deferred = false;
 
-        if (split + 1 == tb.icount) {
-            ip = tb.last_ip;
-        } else if (split) {
-            ip = lwp_tb_insn_ip(env, tb_ptr, split,
-                                FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+        if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1)) {
+            deferred = lwp_tb_defer_quickly(env, &tb, ip);
+            if (!deferred) {
+                /* A store probe cannot leave the CPU loop (no TB to unwind). */
+                lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
+                deferred = lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip);
+            }
         }
-
-        /* A store probe cannot leave the CPU loop here (no TB to unwind). */
-        lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
-        if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1) &&
-            lwp_tb_defer(&env->lwp, &cpu, &mem.ops, &tb, ip)) {
+        if (deferred) {
             t->deferred_unwind = tb.charged - split;
             trace_lwp_tb_defer(env->eip, split);
         } else {
@@ -950,6 +1274,77 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     lwp_icount_give_back(cs, tb.icount, false);
     t->tb_uncharged = action == LWP_TB_SKIP;
     return NULL;
+}
+
+/*
+ * A TB's start when a counter crossed zero in it or a record is pending.
+ * The common cases, here: the pending record stored by the quiet or the
+ * quick store, after which the TB starts over and charges itself from the
+ * reset counter; the TB charged whole; the crossing's record gathered for
+ * a store after the TB.  Everything else is lwp_tb_slow_general's.
+ */
+__attribute__((hot))
+const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
+                               target_ulong eip, const void *tb_ptr)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+    X86CPU *cpu = env_archcpu(env);
+    LwpTbShape tb LWP_UNINITIALIZED;
+    uint32_t split;
+
+    if (FIELD_EX64(info, LWP_TB_INFO, EIP)) {
+        env->eip = eip;
+    }
+    if (FIELD_EX64(info, LWP_TB_INFO, PRECHARGED)) {
+        lwp_tb_give_back_charge(env, info);
+    }
+    t->tb_uncharged = 0;
+    t->deferred_unwind = 0;
+    if ((t->tb_flags & HF_LWP_IPF_MASK) ||
+        FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
+        return lwp_tb_slow_general(env, info, tb_ptr);
+    }
+    if (env->lwp.pending[0]) {
+        if (!lwp_store_pending_quiet(env) && !lwp_store_pending_quick(env)) {
+            return lwp_tb_slow_general(env, info, tb_ptr);
+        }
+        if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr) {
+            /*
+             * The record overwrote this TB's code (the ring in its page):
+             * nothing of it has run, translate it again.
+             */
+            if (tb_cflags(tb_ptr) & CF_INVALID) {
+                cpu_loop_exit_noexc(env_cpu(env));
+            }
+            /*
+             * Stored, its counter reset: the TB starts again and charges
+             * itself from there, with no plan made here (nothing of it
+             * has run, and -icount, which charged it at its start,
+             * forbids GOTO).
+             */
+            return ((const TranslationBlock *)tb_ptr)->tc.ptr;
+        }
+    }
+
+    lwp_tb_shape(env, info, &tb);
+    switch (lwp_tb_plan(&env->lwp, &cpu->lwp_caps, &tb, &split)) {
+    case LWP_TB_CHARGE:
+        return NULL;
+    case LWP_TB_DEFER:
+        /* Exact mode: a record that may wait for its TB's end waits. */
+        if (!cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store &&
+            lwp_tb_defer_quickly(env, &tb,
+                                 lwp_tb_defer_ip(env, info, &tb, split,
+                                                 tb_ptr))) {
+            t->deferred_unwind = tb.charged - split;
+            trace_lwp_tb_defer(env->eip, split);
+            return NULL;
+        }
+        break;
+    default:
+        break;
+    }
+    return lwp_tb_slow_general(env, info, tb_ptr);
 }
 
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
@@ -986,7 +1381,9 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
-        lwp_store_pending_or_fault(&mem, &cpu);
+        if (!lwp_store_pending_quiet(env)) {
+            lwp_store_pending_or_fault(&mem, &cpu);
+        }
     }
     lwp_boundary_end(env, &b, &mem);
 }
