@@ -12,56 +12,17 @@
  */
 #include "lwp.h"
 #include "apic.h"
+#include "svm.h"
 
 #ifdef __x86_64__
 
 #define HOST_VECTOR   0x51
-#define MSR_EFER      0xC0000080
-#define MSR_VM_HSAVE  0xC0010117
-#define EFER_SVME     (1ull << 12)
-
-#define EXIT_INTR     0x60
-#define EXIT_VMMCALL  0x81
-
 #define L2_LOOPS      3000
 #define STR(x)        #x
 #define XSTR(x)       STR(x)
 #define INTERVAL      255
 #define NREC          64
 
-struct vmcb_seg {
-    uint16_t selector, attrib;
-    uint32_t limit;
-    uint64_t base;
-} __attribute__((packed));
-
-/* The parts of AMD's VMCB (APM vol. 2, appendix B) this hypervisor uses. */
-struct vmcb {
-    uint32_t intercept_cr, intercept_dr, intercept_exceptions;
-    uint64_t intercept;                       /* bit n: exit code 0x60 + n */
-    uint8_t reserved1[0x40 - 0x14];
-    uint64_t iopm_base, msrpm_base, tsc_offset;
-    uint32_t asid;
-    uint8_t tlb_ctl, reserved2[3];
-    uint32_t int_ctl, int_vector, int_state;
-    uint8_t reserved3[4];
-    uint64_t exit_code, exit_info_1, exit_info_2;
-    uint8_t reserved4[0x400 - 0x88];
-    struct vmcb_seg es, cs, ss, ds, fs, gs, gdtr, ldtr, idtr, tr;
-    uint8_t reserved5[0x4cb - 0x4a0];
-    uint8_t cpl;
-    uint8_t reserved6[4];
-    uint64_t efer;
-    uint8_t reserved7[0x548 - 0x4d8];
-    uint64_t cr4, cr3, cr0, dr7, dr6, rflags, rip;
-    uint8_t reserved8[0x5d8 - 0x580];
-    uint64_t rsp;
-    uint8_t reserved9[0x5f8 - 0x5e0];
-    uint64_t rax;
-    uint8_t reserved10[0x1000 - 0x600];
-} __attribute__((packed, aligned(4096)));
-
-extern uint64_t gdt[];
 static struct vmcb vmcb;
 static uint8_t hsave[4096] __attribute__((aligned(4096)));
 static uint8_t l2_stack[4096] __attribute__((aligned(16)));
@@ -106,55 +67,13 @@ static void xrstor_lwp(const void *area)
     asm volatile("xrstor64 (%0)" : : "r"(area), "a"(0), "d"(1u << 30) : "memory");
 }
 
-static uint16_t seg_attrib(uint64_t desc)
-{
-    return ((desc >> 40) & 0xff) | ((desc >> 44) & 0xf00);
-}
-
-static void vmcb_seg_from_gdt(struct vmcb_seg *s, uint16_t sel)
-{
-    uint64_t d = gdt[sel / 8];
-
-    s->selector = sel;
-    s->attrib = seg_attrib(d);
-    s->limit = 0xffffffff;
-    s->base = 0;
-}
-
 static void vmcb_init(void)
 {
-    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) gdtr, idtr;
-    uint64_t efer = rdmsr(MSR_EFER);
-
-    asm volatile("sgdt %0; sidt %1" : "=m"(gdtr), "=m"(idtr));
-    memset(&vmcb, 0, sizeof(vmcb));
-    vmcb.intercept = 1ull << (EXIT_INTR - 0x60) | 1ull << (0x80 - 0x60) |
-                     1ull << (EXIT_VMMCALL - 0x60);
-    vmcb.asid = 1;
-    vmcb.int_ctl = 1u << 24;                  /* V_INTR_MASKING */
-    vmcb_seg_from_gdt(&vmcb.cs, USER_CS64);
-    vmcb_seg_from_gdt(&vmcb.ss, USER_DS);
-    vmcb_seg_from_gdt(&vmcb.ds, USER_DS);
-    vmcb_seg_from_gdt(&vmcb.es, USER_DS);
-    vmcb.gdtr.limit = gdtr.limit;
-    vmcb.gdtr.base = gdtr.base;
-    vmcb.idtr.limit = idtr.limit;
-    vmcb.idtr.base = idtr.base;
-    vmcb.tr.selector = TSS_SEL;
-    vmcb.tr.attrib = 0x8b;
-    vmcb.tr.limit = 0x67;
-    vmcb.tr.base = (gdt[TSS_SEL / 8] >> 16 & 0xffffff) |
-                   (gdt[TSS_SEL / 8] >> 56 & 0xff) << 24 | gdt[TSS_SEL / 8 + 1] << 32;
-    vmcb.cpl = 3;
-    vmcb.efer = efer;
-    vmcb.cr0 = read_cr0();
-    vmcb.cr3 = read_cr3();
-    vmcb.cr4 = read_cr4();
-    vmcb.dr7 = 0x400;
-    vmcb.dr6 = 0xffff0ff0;
-    vmcb.rflags = 0x2;
-    vmcb.rip = (uintptr_t)l2_entry;
-    vmcb.rsp = (uintptr_t)l2_stack + sizeof(l2_stack);
+    vmcb_init_flat(&vmcb, USER_CS64, USER_DS, 3, l2_entry,
+                   l2_stack + sizeof(l2_stack));
+    vmcb.intercept |= 1ull << (EXIT_INTR - 0x60) |
+                      1ull << (EXIT_VMMCALL - 0x60);
+    vmcb.int_ctl = V_INTR_MASKING;
 }
 
 /*
