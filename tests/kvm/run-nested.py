@@ -172,7 +172,8 @@ def main():
 
     # lwp-events expects IP filtering where L0's CPU offers it.
     ipf = int(args.cpu.startswith('max') or '+lwpipf' in args.cpu)
-    append = ('console=ttyS0 panic=-1 l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d l1kst=%s'
+    # no_timer_check: a timer check timed by the TSC fails on a busy host.
+    append = ('console=ttyS0 panic=-1 no_timer_check l1tests=%s l1mig=%s l1lwp=%s l1timeout=%d l1ipf=%d l1migdiag=%s l1hops=%d l1accels=%s l1tcgcpu=%s l1linux=%s l1dual=%s l1dualguest=%s l1dualidle=%d l1dualwait=%d l1kst=%s'
               % (args.tests, args.migrate, args.lwp, args.l2_timeout, ipf, args.mig_diag,
                  args.hops, args.accels, args.tcg_cpu, args.linux_tests, args.dual,
                  args.dual_guest, int(args.dual_idle), args.dual_wait or args.l2_timeout,
