@@ -83,18 +83,10 @@ static void vmcb_init(void)
  */
 static uint64_t run_l2(uint64_t host_xcr0, uint64_t guest_xcr0, bool *hidden)
 {
-    uint64_t pa = (uintptr_t)&vmcb;
-
     asm volatile("clgi");
     xsetbv(0, guest_xcr0);
     xrstor_lwp(l2_xsave);
-    asm volatile("push %%rbx; push %%rbp; push %%r12; push %%r13; push %%r14; push %%r15\n\t"
-                 "sti\n\t"
-                 "vmrun\n\t"
-                 "cli\n\t"
-                 "pop %%r15; pop %%r14; pop %%r13; pop %%r12; pop %%rbp; pop %%rbx"
-                 : "+a"(pa) : : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
-                   "memory", "cc");
+    svm_vmrun(&vmcb, true);
     xsave_lwp(l2_xsave);
     xsetbv(0, host_xcr0);
     /* 8.2.2: without XCR0[62] the host sees no LWP state of L2's. */

@@ -115,15 +115,10 @@ static void l2_vmcb_init(void)
 
 static uint64_t l2_run(void)
 {
-    uint64_t pa = (uintptr_t)&l2_vmcb;
-
-    asm volatile("clgi\n\t"
-                 "push %%rbx; push %%rbp; push %%r12; push %%r13; push %%r14; push %%r15\n\t"
-                 "vmrun\n\t"
-                 "pop %%r15; pop %%r14; pop %%r13; pop %%r12; pop %%rbp; pop %%rbx\n\t"
-                 "stgi"
-                 : "+a"(pa) : : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
-                   "memory", "cc");
+    /* Host IF clear: the firmware's PIT must not end L2. */
+    asm volatile("clgi");
+    svm_vmrun(&l2_vmcb, false);
+    asm volatile("stgi");
     return l2_vmcb.exit_code;
 }
 

@@ -112,6 +112,27 @@ static inline void vmcb_init_flat(struct vmcb *v, uint16_t cs, uint16_t ds,
     v->rip = (uintptr_t)rip;
     v->rsp = (uintptr_t)stack_top;
 }
+
+/*
+ * VMRUN @v, GIF already clear (the caller's CLGI).  L2 leaves the host any
+ * general register but RAX and RSP, so the callee-saved ones are kept
+ * here.  @host_if: EFLAGS.IF set for VMRUN (the host IF, HIF), so that a
+ * physical interrupt ends L2; clear again after #VMEXIT either way.
+ */
+static inline void svm_vmrun(struct vmcb *v, bool host_if)
+{
+    uint64_t pa = (uintptr_t)v;
+
+    asm volatile("push %%rbx; push %%rbp; push %%r12; push %%r13; push %%r14; push %%r15\n\t"
+                 "test %b1, %b1\n\t"
+                 "jz 1f\n\t"
+                 "sti\n"
+                 "1:\tvmrun\n\t"
+                 "cli\n\t"
+                 "pop %%r15; pop %%r14; pop %%r13; pop %%r12; pop %%rbp; pop %%rbx"
+                 : "+a"(pa) : "c"(host_if) : "rdx", "rsi", "rdi", "r8", "r9", "r10",
+                   "r11", "memory", "cc");
+}
 #endif
 
 #endif
