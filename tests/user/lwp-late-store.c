@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * linux-user: when a record reaches the ring.  Instructions retired at the
- * minimum interval through a block of 250 NOPs that ends by loading the
- * ring slot the next record will take.  A record of one of the NOPs is the
- * record of an instruction that retired before that load.
+ * minimum interval through two blocks of 250 NOPs, run in turn, each
+ * ending by loading the ring slot the next record will take.  A record of
+ * one of a block's NOPs is the record of an instruction that retired
+ * before that block's load, and before everything the program ran after
+ * it (the loop that reads the ring, the other block).  It is late if that
+ * load did not see it, or if it shows up in the ring only after the other
+ * block ran.
  *
- *   lwp-late-store exact   (-cpu max,lwp-sync-store=on): the load sees
- *                          every such record -- a record is stored where its
+ *   lwp-late-store exact   (-cpu max,lwp-sync-store=on): no record is
+ *                          late -- a record is stored where its
  *                          instruction retires;
  *   lwp-late-store late    (-cpu max, the default, or latitude mode's
- *                          -cpu max,lwp-store-delay=511,lwp-seed=S): it
- *                          misses some -- spec 1.1 (Store): "the Store stage
- *                          (and subsequent stages) may complete some number
- *                          of cycles after the tagged instruction retires" --
- *                          and each is in the ring once the block has run.
+ *                          -cpu max,lwp-store-delay=511,lwp-seed=S): some
+ *                          are -- spec 1.1 (Store): "the Store stage (and
+ *                          subsequent stages) may complete some number of
+ *                          cycles after the tagged instruction retires" --
+ *                          and each is in the ring once LWP is stopped.
  *
- * Both: every record names a NOP of the block or an instruction outside it,
- * and none is lost (MissedEvents 0, the slots after the head untouched).
+ * Both: every record names a NOP of a block or an instruction outside
+ * them, and none is lost (MissedEvents 0, the slots after the head
+ * untouched).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,36 +36,55 @@
 
 static struct lwpcb cb;
 static struct lwp_record ring[RING_RECORDS] __attribute__((aligned(32)));
-extern const char block_start[], block_nops_end[];
+extern const char block_a[], block_a_end[], block_b[], block_b_end[];
 
 /*
- * The block: page-aligned, so that it is one TB (250 NOPs, the load, the
- * jump back).  Returns the first dword of *@slot as the load saw it.
+ * A block: page-aligned, so that it is one TB (250 NOPs, the load, the
+ * jump back).  The asm text of block @name; %0 receives the first dword
+ * of the slot at %1 as the load saw it.
  */
+#define NOP_BLOCK_ASM(name) \
+    "jmp 2f\n\t"                                   \
+    ".p2align 12\n"                                 \
+    name ":\n\t"                                    \
+    ".rept 250\n\t"                                 \
+    "nop\n\t"                                       \
+    ".endr\n"                                       \
+    name "_end:\n\t"                                \
+    "movl (%1), %0\n\t"                             \
+    "jmp 3f\n"                                      \
+    "2:\n\t"                                        \
+    "jmp " name "\n"                                \
+    "3:\n"
+
 static uint32_t __attribute__((noinline, noclone))
-run_block(const volatile struct lwp_record *slot)
+run_block_a(const volatile struct lwp_record *slot)
 {
     uint32_t seen;
 
-    asm volatile("jmp 2f\n\t"
-                 ".p2align 12\n"
-                 "block_start:\n\t"
-                 ".rept 250\n\t"
-                 "nop\n\t"
-                 ".endr\n"
-                 "block_nops_end:\n\t"
-                 "movl (%1), %0\n\t"
-                 "jmp 3f\n"
-                 "2:\n\t"
-                 "jmp block_start\n"
-                 "3:\n"
-                 : "=r"(seen) : "r"(slot) : "memory");
+    asm volatile(NOP_BLOCK_ASM("block_a") : "=r"(seen) : "r"(slot) : "memory");
     return seen;
 }
 
-static int in_nops(uint64_t ip)
+static uint32_t __attribute__((noinline, noclone))
+run_block_b(const volatile struct lwp_record *slot)
 {
-    return ip >= (uintptr_t)block_start && ip < (uintptr_t)block_nops_end;
+    uint32_t seen;
+
+    asm volatile(NOP_BLOCK_ASM("block_b") : "=r"(seen) : "r"(slot) : "memory");
+    return seen;
+}
+
+/* Which block's NOPs @ip lies in: 'a', 'b' or 0. */
+static char block_of(uint64_t ip)
+{
+    if (ip >= (uintptr_t)block_a && ip < (uintptr_t)block_a_end) {
+        return 'a';
+    }
+    if (ip >= (uintptr_t)block_b && ip < (uintptr_t)block_b_end) {
+        return 'b';
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -80,13 +104,17 @@ int main(int argc, char **argv)
     lwp_ire_start(&cb, ring, sizeof(ring), PERIOD);
     for (unsigned i = 0; i < ITERS && next < RING_RECORDS - 8; i++) {
         volatile struct lwp_record *slot = &ring[next];
-        uint32_t seen = run_block(slot);
+        char block = i & 1 ? 'b' : 'a';
+        uint32_t seen = block == 'a' ? run_block_a(slot) : run_block_b(slot);
 
-        /* Records of the block's NOPs, as the load saw them and now. */
+        /* Records of the blocks' NOPs, as the load saw them and now. */
         while (next < RING_RECORDS - 8 && ring[next].event_id) {
-            if (in_nops(ring[next].ip)) {
+            char of = block_of(ring[next].ip);
+
+            if (of) {
                 in_block++;
-                late += next == (unsigned)(slot - ring) && !(seen & 0xff);
+                late += of != block ||
+                        (next == (unsigned)(slot - ring) && !(seen & 0xff));
             }
             next++;
         }
@@ -107,8 +135,9 @@ int main(int argc, char **argv)
              "every record is an instructions-retired record (%u are not)", bad);
     report(bad == 0, what);
     snprintf(what, sizeof(what),
-             "%u records of the block's NOPs, %u of them not yet in the ring "
-             "when the block's last load ran (%s)", in_block, late,
+             "%u records of the blocks' NOPs, %u of them not yet in the ring "
+             "when their block's load ran or the other block ran (%s)",
+             in_block, late,
              expect_late ? "some expected: stored late" :
                            "none expected: stored at the instruction");
     report(in_block > ITERS / 4 && (expect_late ? late > 0 : late == 0), what);
