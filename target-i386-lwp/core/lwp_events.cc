@@ -219,6 +219,7 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
 bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                   const LwpTbShape *tb, uint64_t ip) noexcept
 {
+    lwp_settle(st);
     if (!record_slot_writable(*st, *env, *mem)) {
         return false;
     }
@@ -232,9 +233,20 @@ bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
     gather_deferred(*st, *caps, core_id, *tb, ip);
 }
 
+[[gnu::hot]] void lwp_tb_defer_restart(LwpState *st, const LwpCaps *caps,
+                                       uint8_t core_id, const LwpTbShape *tb,
+                                       uint64_t ip) noexcept
+{
+    gather_deferred(*st, *caps, core_id, *tb, ip);
+    const int32_t below = st->counter[LWP_EVENT_IRE];
+    reset_counter(*st, LWP_EVENT_IRE);
+    st->restarted = st->counter[LWP_EVENT_IRE] - below;
+}
+
 unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
                     uint8_t records[2][LWP_RECORD_SIZE]) noexcept
 {
+    lwp_settle(st);
     const LwpCaps &caps = *env->caps;
     // What lwp_hw_config would say, for these two events only: this runs
     // for every record.
@@ -259,12 +271,14 @@ unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
 void lwp_store_pending(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                        LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     run_on_copy(st, env, mem, out, st->pending[0] != 0, store_pending);
 }
 
 void lwp_prepare(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                  LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     run_on_copy(st, env, mem, out, !st->cache_valid, ensure_cache);
 }
 

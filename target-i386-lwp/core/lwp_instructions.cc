@@ -151,6 +151,7 @@ extern "C" {
 void lwp_llwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t ea, LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     outcome_begin(out);
     Access access(*env, *mem, *out);
     LwpState next = *st;
@@ -173,6 +174,7 @@ void lwp_llwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
 void lwp_slwpcb(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     outcome_begin(out);
     if (!st->cbaddr) {
         return;
@@ -201,6 +203,7 @@ void lwp_lwpval(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
                 LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     outcome_begin(out);
     if (!st->cbaddr || !(st->flags & event_bit(LWP_EVENT_VAL))) {
         return;
@@ -237,6 +240,7 @@ void lwp_lwpins(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
                 uint64_t data2, uint32_t data1, uint32_t imm, uint64_t ip,
                 LwpOutcome *out) noexcept
 {
+    lwp_settle(st);
     outcome_begin(out);
     if (!st->cbaddr) {
         return;

@@ -729,7 +729,26 @@ bool lwp_store_fields(const LwpState *st, bool long_mode,
     st->tail = commit->tail;
     st->tail_credit = commit->tail_credit;
     memset(st->pending, 0, sizeof(st->pending));
+    if (st->restarted) {
+        st->restarted = 0;
+        return;
+    }
     lwp::restart_counter(*st, *caps, id);
+}
+
+void lwp_settle(LwpState *st) noexcept
+{
+    if (st->restarted) {
+        // Only an instructions-retired record restarts ahead of its store.
+        st->counter[LWP_EVENT_IRE] -= st->restarted;
+        st->restarted = 0;
+    }
+}
+
+void lwp_tb_defer_undo(LwpState *st) noexcept
+{
+    lwp_settle(st);
+    memset(st->pending, 0, sizeof(st->pending));
 }
 
 } // extern "C"

@@ -70,10 +70,13 @@ bool lwp_xsave(const LwpState *st, uint8_t area[LWP_XSAVE_SIZE]) noexcept
     store_le32(area + kXsBufferSize, st->buffer_size & kBufferSizeMask);
     store_le32(area + kXsFilters, st->filters);
     memcpy(area + kXsPending, st->pending, LWP_RECORD_SIZE);
+    // The architectural counters: a restart ahead of the store undone.
+    LwpState settled = *st;
+    lwp_settle(&settled);
     for (unsigned id = 1; id <= LWP_MAX_EVENT; id++) {
         if (events & event_bit(id)) {
             store_le32(area + counter_offset(id),
-                       event_field_encode(st->counter[id]));
+                       event_field_encode(settled.counter[id]));
         }
     }
     return true;

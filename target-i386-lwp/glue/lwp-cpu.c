@@ -159,9 +159,13 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
         return;
     }
     if (t->deferred_unwind) {
-        /* The record gathered at the TB's start, if its instruction ran. */
-        if (ire_left >= t->deferred_unwind) {
-            memset(env->lwp.pending, 0, sizeof(env->lwp.pending));
+        /*
+         * The record gathered at this TB's start, unless its instruction
+         * ran (or a later TB is the one unwound: it charged the counter).
+         */
+        if (env->lwp.counter[LWP_EVENT_IRE] == t->deferred_counter &&
+            ire_left >= t->deferred_unwind) {
+            lwp_tb_defer_undo(&env->lwp);
         }
         t->deferred_unwind = 0;
     }
@@ -188,8 +192,11 @@ void x86_lwp_cpuid(CPUX86State *env, uint32_t *eax, uint32_t *ebx,
 
 void x86_lwp_dump_state(CPUX86State *env, FILE *f)
 {
-    const LwpState *lwp = &env->lwp;
+    /* Architectural values: a counter restarted ahead of its store settled. */
+    LwpState settled = env->lwp;
+    const LwpState *lwp = &settled;
 
+    lwp_settle(&settled);
     if (!(env_archcpu(env)->lwp_caps.features & LWP_FEAT_AVAIL)) {
         return;
     }

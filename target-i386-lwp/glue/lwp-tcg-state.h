@@ -24,9 +24,13 @@ typedef struct QemuLwpTcg {
     /*
      * The running TB's record in lwp.pending was gathered at its start
      * (lwp_tb_defer): a fault whose unwind gives back at least this many
-     * instructions came before the tagged one retired.  0: none.
+     * instructions came before the tagged one retired.  0: none.  Only
+     * while the instructions-retired counter is still deferred_counter,
+     * as the TB's start left it: the record's counter may have restarted
+     * there (lwp_tb_defer_restart), and TBs after it run with no call.
      */
     uint32_t deferred_unwind;
+    int32_t deferred_counter;
     /*
      * linux-user: the last two pages (the ring's and the LWPCB's) that
      * page_get_flags was asked about, its answer and page_flags_generation()

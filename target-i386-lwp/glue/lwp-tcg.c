@@ -629,8 +629,16 @@ bool x86_lwp_rdmsr(CPUX86State *env, uint32_t msr, uint64_t *val)
     return true;
 }
 
+/*
+ * A record still waiting for its store with its counter restarted (at CPL
+ * 0, or in linux-user's signal frames: a TB that ends in XSAVE or XRSTOR
+ * stored it at its start) is saved pending, its counter below zero, as
+ * one whose store faulted (spec 8.6, "saving the event record in the
+ * XSAVE area and retrying the store later").
+ */
 bool x86_lwp_xsave(CPUX86State *env, uint8_t *area)
 {
+    lwp_settle(&env->lwp);
     return lwp_xsave(&env->lwp, area);
 }
 
@@ -639,6 +647,7 @@ void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
     static const uint8_t init_area[LWP_XSAVE_SIZE];
     LwpCpuEnv cpu LWP_UNINITIALIZED;
 
+    lwp_settle(&env->lwp);
     lwp_cpu_env(env, &cpu);
     lwp_xrstor(&env->lwp, &cpu, present ? area : init_area, present);
     x86_lwp_state_changed(env);
@@ -1035,19 +1044,28 @@ static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_quiet(CPUX86State *env)
     return true;
 }
 
-/* lwp_tb_defer when the slot may be written now: false if not. */
+/*
+ * lwp_tb_defer when the slot may be written now: false if not.  With
+ * @restart, the counter restarts now (lwp_tb_defer_restart).
+ */
 static inline QEMU_ALWAYS_INLINE bool lwp_tb_defer_quickly(CPUX86State *env,
                                                            const LwpTbShape *tb,
-                                                           uint64_t ip)
+                                                           uint64_t ip,
+                                                           bool restart)
 {
+    const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
+    uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
     uint64_t slot;
 
     if (!lwp_record_slot(&env->lwp, lwp_long_mode(env), &slot) ||
         !lwp_slot_host(env, slot)) {
         return false;
     }
-    lwp_tb_defer_known(&env->lwp, &env_archcpu(env)->lwp_caps,
-                       LWP_CFG_COREID(env->lwp_cfg), tb, ip);
+    if (restart) {
+        lwp_tb_defer_restart(&env->lwp, caps, core_id, tb, ip);
+    } else {
+        lwp_tb_defer_known(&env->lwp, caps, core_id, tb, ip);
+    }
     return true;
 }
 
@@ -1234,6 +1252,8 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
      * leaves it, and -icount must not have charged its instructions.
      */
     lwp_icount_give_back(cs, FIELD_EX64(info, LWP_TB_INFO, ICOUNT), true);
+    /* A store that faults leaves its record waiting, its counter below 0. */
+    lwp_settle(&env->lwp);
     /* The model's view of memory only when it will access memory. */
     if (env->lwp.pending[0] || (t->tb_flags & HF_LWP_IPF_MASK)) {
         b = lwp_boundary_begin(env, 0);
@@ -1253,7 +1273,7 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
         bool deferred = false;
 
         if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1)) {
-            deferred = lwp_tb_defer_quickly(env, &tb, ip);
+            deferred = lwp_tb_defer_quickly(env, &tb, ip, false);
             if (!deferred) {
                 /* A store probe cannot leave the CPU loop (no TB to unwind). */
                 lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
@@ -1262,6 +1282,7 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
         }
         if (deferred) {
             t->deferred_unwind = tb.charged - split;
+            t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
             trace_lwp_tb_defer(env->eip, split);
         } else {
             action = LWP_TB_SPLIT;
@@ -1305,6 +1326,9 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         return lwp_tb_slow_general(env, info, tb_ptr);
     }
     if (env->lwp.pending[0]) {
+        /* Its counter restarted when it was gathered, some TBs ago. */
+        bool restarted = env->lwp.restarted;
+
         if (!lwp_store_pending_quiet(env) && !lwp_store_pending_quick(env)) {
             return lwp_tb_slow_general(env, info, tb_ptr);
         }
@@ -1320,9 +1344,14 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
              * Stored, its counter reset: the TB starts again and charges
              * itself from there, with no plan made here (nothing of it
              * has run, and -icount, which charged it at its start,
-             * forbids GOTO).
+             * forbids GOTO).  After a waiting record (its counter
+             * restarted already) the TB is decided here and now: it came
+             * for the next crossing, or for the waiting record alone
+             * (lwp_tr_tb_start).
              */
-            return ((const TranslationBlock *)tb_ptr)->tc.ptr;
+            if (!restarted) {
+                return ((const TranslationBlock *)tb_ptr)->tc.ptr;
+            }
         }
     }
 
@@ -1331,12 +1360,19 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     case LWP_TB_CHARGE:
         return NULL;
     case LWP_TB_DEFER:
-        /* Exact mode: a record that may wait for its TB's end waits. */
+        /*
+         * Exact mode: a record that may wait for its TB's end waits, and
+         * longer: its counter restarts now, so that the TBs after this
+         * one need not call here for its store; the next record's
+         * crossing stores it, or whatever reads LWP state first stores
+         * or settles it (lwp_settle).
+         */
         if (!cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store &&
             lwp_tb_defer_quickly(env, &tb,
                                  lwp_tb_defer_ip(env, info, &tb, split,
-                                                 tb_ptr))) {
+                                                 tb_ptr), true)) {
             t->deferred_unwind = tb.charged - split;
+            t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
             trace_lwp_tb_defer(env->eip, split);
             return NULL;
         }
@@ -1367,6 +1403,15 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
 
     b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
     lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
+    /*
+     * A pending record goes first: one XRSTOR restored would be overwritten
+     * by the records gathered here.  (A waiting one, its counter restarted,
+     * was stored at this TB's start.)
+     */
+    if (env->lwp.pending[0] && !lwp_store_pending_quiet(env)) {
+        lwp_settle(&env->lwp);
+        lwp_store_pending_or_fault(&mem, &cpu);
+    }
     if (t->tb_flags & HF_LWP_IPF_MASK) {
         lwp_step_or_fault(&mem, &cpu, lwp_prepare);
     }

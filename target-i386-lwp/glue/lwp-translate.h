@@ -9,6 +9,7 @@
 typedef struct QemuLwpDisas {
     TCGOp *charge_op;         /* sub_i32 of the IRE charge (constant patched) */
     TCGOp *weight_op;         /* ld_i32 of the BRE weight (offset patched) */
+    TCGOp *waiting_op;        /* and_i32 of the waiting-record test (mask) */
     TCGOp *info_op[2];        /* mov_i32 of the TB description, lo and hi */
     TCGLabel *slow;           /* the slow path, after the TB's exits */
     TCGLabel *resume;         /* where the slow path rejoins the TB */

@@ -90,8 +90,11 @@ static const char *lwp_state_invalid(X86CPU *cpu)
 static int lwp_state_post_load(void *opaque, int version_id)
 {
     X86CPU *cpu = opaque;
-    const char *bad = lwp_state_invalid(cpu);
+    const char *bad;
 
+    /* Not in the stream: whatever ran here before is gone. */
+    cpu->env.lwp.restarted = 0;
+    bad = lwp_state_invalid(cpu);
     if (bad) {
         error_report("cpu/lwp: refusing incoming LWP state: %s", bad);
         return -EINVAL;
@@ -102,11 +105,25 @@ static int lwp_state_post_load(void *opaque, int version_id)
     return 0;
 }
 
+/*
+ * The stream carries architectural state: a counter restarted ahead of its
+ * record's store (LwpState.restarted) is settled first, the record left
+ * pending with its counter below zero.  The vCPUs are stopped.
+ */
+static int lwp_state_pre_save(void *opaque)
+{
+    X86CPU *cpu = opaque;
+
+    lwp_settle(&cpu->env.lwp);
+    return 0;
+}
+
 const VMStateDescription vmstate_x86_lwp = {
     .name = "cpu/lwp",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = lwp_state_needed,
+    .pre_save = lwp_state_pre_save,
     .post_load = lwp_state_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_WITH_TMP(X86CPU, LwpMigrationCaps, vmstate_lwp_caps),

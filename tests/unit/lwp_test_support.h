@@ -207,7 +207,7 @@ inline bool states_equal(const LwpState &a, const LwpState &b)
            a.threshold == b.threshold && a.tail == b.tail &&
            a.base_ip == b.base_ip && a.limit_ip == b.limit_ip &&
            a.rng == b.rng && a.tail_credit == b.tail_credit &&
-           a.intervals_live == b.intervals_live;
+           a.intervals_live == b.intervals_live && a.restarted == b.restarted;
 }
 
 inline LwpState zero_state()

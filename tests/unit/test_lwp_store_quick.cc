@@ -63,6 +63,19 @@ private:
 
 class StoreQuick : public RingStoreTest {
 protected:
+    // A TB of ten instructions at 0x1000, all charged at its start, whose
+    // crossing's record may wait for its end.
+    static LwpTbShape ten_charged_tb()
+    {
+        LwpTbShape t = {};
+        t.first_ip = 0x1000;
+        t.last_ip = 0x1024;
+        t.icount = 10;
+        t.charged = 10;
+        t.may_defer = true;
+        return t;
+    }
+
     // The glue's loop: ask, map, ask again; perform and commit.
     LwpQuickStatus store(QuickMapper &m, LwpOutcome *out)
     {
@@ -188,12 +201,7 @@ TEST_F(StoreQuick, DeclinesWithNothingChangedWhereItMayNotMap)
 TEST_F(StoreQuick, GathersTheDeferredRecordAsLwpTbDeferDoes)
 {
     start_ire();
-    LwpTbShape t = {};
-    t.first_ip = 0x1000;
-    t.last_ip = 0x1024;
-    t.icount = 10;
-    t.charged = 10;
-    t.may_defer = true;
+    const LwpTbShape t = ten_charged_tb();
     st.counter[LWP_EVENT_IRE] = 3;
     LwpState general = st;
     ASSERT_TRUE(lwp_tb_defer(&general, &env, mem.mem(), &t, 0x100c));
@@ -203,6 +211,91 @@ TEST_F(StoreQuick, GathersTheDeferredRecordAsLwpTbDeferDoes)
     lwp_tb_defer_known(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
     EXPECT_TRUE(states_equal(st, general));
     EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
+}
+
+// A record gathered with its counter restarted at once (the glue then
+// stores it TBs later): spec 1.1 step 5 resets the counter to the
+// interval less the overrun, which is the same whether the events after
+// the record are counted before the reset or after it.
+TEST_F(StoreQuick, ACounterRestartedAheadOfItsStoreEndsAsAStoreAfterTheTb)
+{
+    start_ire();
+    const LwpTbShape t = ten_charged_tb();
+    // Crosses at its 4th instruction: 6 more retire in the TB, and 20
+    // after it before the store.
+    st.counter[LWP_EVENT_IRE] = 3;
+    const int32_t overrun = 6 + 20;
+    LwpState stored_late = st;
+    lwp_tb_defer_known(&stored_late, &caps, LWP_CFG_COREID(env.lwp_cfg), &t,
+                       0x100c);
+    stored_late.counter[LWP_EVENT_IRE] -= 20;
+    const LwpState unstored = stored_late;
+
+    lwp_tb_defer_restart(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - 6);
+    EXPECT_NE(st.restarted, 0);
+    EXPECT_EQ(0, memcmp(st.pending, stored_late.pending, LWP_RECORD_SIZE));
+    st.counter[LWP_EVENT_IRE] -= 20;
+
+    // XSAVE sees the architectural state: the record pending, the counter
+    // below zero by the overrun.
+    uint8_t lazy_area[LWP_XSAVE_SIZE], area[LWP_XSAVE_SIZE];
+    ASSERT_TRUE(lwp_xsave(&st, lazy_area));
+    ASSERT_TRUE(lwp_xsave(&unstored, area));
+    EXPECT_EQ(0, memcmp(lazy_area, area, sizeof(area)));
+    EXPECT_EQ(unstored.counter[LWP_EVENT_IRE], -1 - overrun);
+
+    // Settled, it is that state; undone, the record is gone and the
+    // counter is where the TB's charge left it.
+    LwpState settled = st;
+    lwp_settle(&settled);
+    EXPECT_TRUE(states_equal(settled, unstored));
+    LwpState undone = st;
+    lwp_tb_defer_undo(&undone);
+    EXPECT_EQ(undone.pending[0], 0);
+    EXPECT_EQ(undone.restarted, 0);
+    EXPECT_EQ(undone.counter[LWP_EVENT_IRE], 3 - 10 - 20);
+
+    // Stored: the same ring and counter as the late store of the record.
+    uint64_t slot, late_slot;
+    LwpStoreCommit commit, late_commit;
+    ASSERT_TRUE(lwp_store_quiet(&st, true, 0, &slot, &commit));
+    ASSERT_TRUE(lwp_store_quiet(&stored_late, true, 0, &late_slot,
+                                &late_commit));
+    EXPECT_EQ(slot, late_slot);
+    lwp_store_commit(&st, &caps, &commit);
+    lwp_store_commit(&stored_late, &caps, &late_commit);
+    EXPECT_EQ(stored_late.counter[LWP_EVENT_IRE], 0x1000 - overrun);
+    EXPECT_TRUE(states_equal(st, stored_late));
+}
+
+// The model's other entry points settle a restart first: never a counter
+// restarted twice, whatever runs before the record's store.
+TEST_F(StoreQuick, EntryPointsSettleARestartFirst)
+{
+    start_ire();
+    const LwpTbShape t = ten_charged_tb();
+    st.counter[LWP_EVENT_IRE] = 3;
+    lwp_tb_defer_restart(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
+    LwpState settled = st;
+    lwp_settle(&settled);
+    ASSERT_NE(st.counter[LWP_EVENT_IRE], settled.counter[LWP_EVENT_IRE]);
+
+    LwpState a = settled, b = st;
+    LwpOutcome out_a, out_b;
+    lwp_lwpins(&a, &env, mem.mem(), 1, 2, 3, 0x2000, &out_a);
+    lwp_lwpins(&b, &env, mem.mem(), 1, 2, 3, 0x2000, &out_b);
+    EXPECT_TRUE(states_equal(a, b));
+
+    // SLWPCB's flush stores the record and restarts its counter once.
+    a = settled;
+    b = st;
+    lwp_slwpcb(&a, &env, mem.mem(), &out_a);
+    lwp_slwpcb(&b, &env, mem.mem(), &out_b);
+    EXPECT_EQ(out_a.status, LWP_OK);
+    EXPECT_TRUE(states_equal(a, b));
+    EXPECT_EQ(b.pending[0], 0);
+    EXPECT_EQ(b.counter[LWP_EVENT_IRE], 0x1000 - 6);
 }
 
 TEST_F(StoreQuick, TheQuietStoreWritesTheRecordAloneAndDeclinesTheRest)

@@ -77,6 +77,14 @@ typedef struct LwpState {
     uint8_t tail_credit;
     /* This session reads EventIntervaln from the LWPCB at each overflow. */
     uint8_t intervals_live;
+    /*
+     * The pending record's counter restarted when the record was gathered,
+     * ahead of its store (lwp_tb_defer_restart): the counter holds this
+     * much more than its architectural value until the store
+     * (lwp_store_commit) or lwp_settle.  0 otherwise, and in every state
+     * the model hands out (XSAVE image, migration).
+     */
+    int32_t restarted;
 } LwpState;
 
 /*
@@ -361,7 +369,10 @@ typedef struct LwpStoreCommit {
 bool lwp_store_fast(const LwpState *st, const LwpCpuEnv *env,
                     const LwpMem *mem, LwpOutcome *out,
                     LwpStoreCommit *commit) LWP_NOEXCEPT;
-/* The store lwp_store_fast decided is done: clear the pending record, reset its counter. */
+/*
+ * The store lwp_store_fast decided is done: clear the pending record,
+ * reset its counter (unless that restarted already, LwpState.restarted).
+ */
 void lwp_store_commit(LwpState *st, const LwpCaps *caps,
                       const LwpStoreCommit *commit) LWP_NOEXCEPT;
 
@@ -422,6 +433,29 @@ bool lwp_record_slot(const LwpState *st, bool long_mode,
  */
 void lwp_tb_defer_known(LwpState *st, const LwpCaps *caps, uint8_t core_id,
                         const LwpTbShape *tb, uint64_t ip) LWP_NOEXCEPT;
+/*
+ * lwp_tb_defer_known, and the counter restarted now from the overrun the
+ * TB leaves, as the store after the TB would restart it: the record may
+ * then wait in st->pending past the TB (section 1.1, "the Store stage (and
+ * subsequent stages) may complete some number of cycles after the tagged
+ * instruction retires") with no counter below zero to call for its store.
+ * The caller stores it (lwp_store_quiet) before anything else reads or
+ * changes LWP state, or settles it (lwp_settle); the model's other entry
+ * points settle it first.
+ */
+void lwp_tb_defer_restart(LwpState *st, const LwpCaps *caps, uint8_t core_id,
+                          const LwpTbShape *tb, uint64_t ip) LWP_NOEXCEPT;
+/*
+ * The state without a restart ahead of the store: the pending record
+ * waits with its counter below zero, as for a store that faulted.
+ */
+void lwp_settle(LwpState *st) LWP_NOEXCEPT;
+/*
+ * The deferred record's instruction did not retire (a fault before it):
+ * the record is gone and its counter as before it was gathered, but for
+ * the TB's charge, which the caller gives back.
+ */
+void lwp_tb_defer_undo(LwpState *st) LWP_NOEXCEPT;
 /*
  * The common store of st->pending, decided without memory: the record
  * written at *@slot and nothing else (no read, MissedEvents, head flush or
