@@ -364,6 +364,8 @@ def describe(args, bench):
     print('  ours: %s (%s)' % (first_line([bench.qemu[('user', 'ours')], '--version']),
                                args.qemu_dir))
     rev = first_line(['git', '-C', args.root, 'rev-parse', '--short', 'HEAD'])
+    if args.baseline_qemu_dir:
+        print('  baseline: %s' % args.baseline_qemu_dir)
     print('  tree: %s; kernel %s' % (rev, platform.release()))
     load = os.getloadavg()[0]
     if load > 0.5:
@@ -391,6 +393,10 @@ def main():
     ap.add_argument('--system-rounds', type=int, default=20000)
     ap.add_argument('--probe-rounds', type=int, default=200)
     ap.add_argument('--qemu-dir', help='our QEMU build (default ROOT/build/qemu)')
+    ap.add_argument('--baseline-qemu-dir',
+                    help='another build of ours: its qemu-x86_64 runs ire2^25, iremin '
+                    'and iremiss among the real programs\' runs, for the per-event '
+                    'costs of a change against its baseline')
     ap.add_argument('--stock-user', default='/usr/bin/qemu-x86_64')
     ap.add_argument('--stock-system', default='/usr/bin/qemu-system-x86_64')
     ap.add_argument('--plugin', help='libinsn.so (default QEMU_DIR/tests/tcg/plugins)')

@@ -85,7 +85,17 @@ CONFIGS = [
      'ours', 2, 65535, False),
     ('iremin-sync', 'ours, instructions retired, interval 255, lwp-sync-store=on',
      'ours', 2, 255, False),
+    # Another build of ours (--baseline-qemu-dir): the per-event costs of a
+    # change against its baseline, in the same interleaved runs.
+    ('base-ire2^25', 'baseline, instructions retired, interval 2^25 - 1', 'base', 2,
+     INTERVAL_NONE, False),
+    ('base-iremin', 'baseline, instructions retired, interval 255 (min)', 'base', 2, 255,
+     False),
+    ('base-iremiss', 'baseline, instructions retired, interval 255, the ring that fills',
+     'base', 2, 255, False),
 ]
+# What --baseline-qemu-dir adds to the configurations.
+BASELINE_CONFIGS = ('base-ire2^25', 'base-iremin', 'base-iremiss')
 # The -cpu of the "-sync" configurations.
 SYNC_STORE_CPU = 'max,lwp-sync-store=on'
 
@@ -208,6 +218,8 @@ class ProgramBench:
         self.preload = os.path.join(out, 'lwp-preload.so')
         self.stock = args.stock_user
         self.ours = os.path.join(args.qemu_dir, 'qemu-x86_64')
+        self.base = (os.path.join(args.baseline_qemu_dir, 'qemu-x86_64')
+                     if args.baseline_qemu_dir else None)
         self.plugin = args.plugin or os.path.join(args.qemu_dir, 'tests', 'tcg', 'plugins',
                                                   'libinsn.so')
         xz_in = os.path.join(out, 'text-512k')
@@ -246,14 +258,16 @@ class ProgramBench:
         if args.programs:
             want = args.programs.split(',')
             self.programs = [p for p in self.programs if p.key in want]
-        want = (args.program_configs.split(',') if args.program_configs
-                else DEFAULT_CONFIGS)
+        want = list(args.program_configs.split(',') if args.program_configs
+                    else DEFAULT_CONFIGS)
+        if self.base:
+            want += BASELINE_CONFIGS
         self.configs = [c for c in CONFIGS if c[0] in want]
         self.na = {}
 
     def ring_bytes(self, prog, key, interval):
         """BufferSize and the memory mapped for it, 'RING[:MAP]'."""
-        if key == 'iremiss':
+        if key.endswith('iremiss'):
             return '%d:%d' % (FULL_RING_BYTES, self.map_bytes(prog))
         return '%d' % self.map_bytes(prog)
 
@@ -278,7 +292,7 @@ class ProgramBench:
             return [self.stock, '-cpu', 'max'] + prog.qemu_env + preload + prog.argv
         cpu = (LATE_STORE_CPU if key.endswith('-late') else
                SYNC_STORE_CPU if key.endswith('-sync') else 'max')
-        cmd = [self.ours, '-cpu', cpu] + prog.qemu_env
+        cmd = [self.base if which == 'base' else self.ours, '-cpu', cpu] + prog.qemu_env
         if plugin:
             # The plugin's count goes to a log file: xz closes stderr.
             cmd += ['-plugin', self.plugin + ',inline=on', '-d', 'plugin', '-D', log]
@@ -319,7 +333,7 @@ class ProgramBench:
             ev, n, rec, missed, bad = (int(x) for x in m.groups())
             # The ring-full configuration must miss, every other none.
             if (ev != event or bad or not rec or
-                    bool(missed) != (key == 'iremiss')):
+                    bool(missed) != key.endswith('iremiss')):
                 return 'event %d records %d missed %d bad %d' % (ev, rec, missed, bad), cpu
             prog.records[key] = (n, rec)
             prog.missed[key] = missed
@@ -334,6 +348,8 @@ class ProgramBench:
                 self.na[key] = '%s not found' % self.stock
             elif which == 'ours' and not os.access(self.ours, os.X_OK):
                 self.na[key] = '%s not found' % self.ours
+            elif which == 'base' and not os.access(self.base, os.X_OK):
+                self.na[key] = '%s not found' % self.base
             elif plugin and not os.path.exists(self.plugin):
                 self.na[key] = 'plugin %s not built' % self.plugin
             elif event and not os.path.exists(self.preload):
@@ -458,9 +474,15 @@ class ProgramBench:
         print('  bre      (bremin - ire2^25) / records stored by bremin')
         print('  sync     (iremin-sync - ire2^25) / records stored by iremin-sync')
         print('  block    ire2^25 - unused, seconds: the per-block charge of counting')
+        if self.base:
+            print('  base record, base missed: the same for the baseline build (%s)'
+                  % self.base)
         print()
-        print('  %-9s %15s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns',
-                                                   'bre ns', 'sync ns', 'block s'))
+        head = '  %-9s %15s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns',
+                                                    'bre ns', 'sync ns', 'block s')
+        if self.base:
+            head += ' %15s %15s' % ('base record', 'base missed')
+        print(head)
         for p in progs:
             base = p.cpu.get('ire2^25')
             cols = []
@@ -470,11 +492,18 @@ class ProgramBench:
                                 ('iremin-sync', p.records.get('iremin-sync', (0, 0))[1])):
                 v = per_event_ns(p.cpu.get(key), base, events)
                 cols.append('%6.1f / %6.1f' % v if v else 'n/a')
+            extra = ''
+            for key, events in (('base-iremin', p.records.get('base-iremin', (0, 0))[1]),
+                                ('base-iremiss', p.missed.get('base-iremiss', 0))):
+                if not self.base:
+                    break
+                v = per_event_ns(p.cpu.get(key), p.cpu.get('base-ire2^25'), events)
+                extra += ' %15s' % ('%6.1f / %6.1f' % v if v else 'n/a')
             a, b = base, p.cpu.get('unused')
             cols.append('%.3f / %.3f' % (min(a) - min(b),
                                          statistics.median(a) - statistics.median(b))
                         if a and b else 'n/a')
-            print('  %-9s %15s %15s %15s %15s %15s' % (p.key, *cols))
+            print('  %-9s %15s %15s %15s %15s %15s' % (p.key, *cols) + extra)
 
 
 def run(args):
