@@ -647,7 +647,6 @@ void x86_lwp_xrstor(CPUX86State *env, const uint8_t *area, bool present)
     static const uint8_t init_area[LWP_XSAVE_SIZE];
     LwpCpuEnv cpu LWP_UNINITIALIZED;
 
-    lwp_settle(&env->lwp);
     lwp_cpu_env(env, &cpu);
     lwp_xrstor(&env->lwp, &cpu, present ? area : init_area, present);
     x86_lwp_state_changed(env);
