@@ -221,18 +221,52 @@ bool linear_in_found_page(bool long_mode, uint64_t *addr, uint32_t len)
     return *addr + len <= kLinear32Mask + 1;
 }
 
-// Access's interface for a store that writes its record and nothing else:
-// no read (8.3: the ring does not look full or past its threshold), no
-// MissedEvents, no head flush, no interrupt.  It keeps the record's
-// address; anything more makes the store decline.
-class QuietAccess {
+// Access's interface for lwp_store_lean: the record's write, whose slot it
+// keeps, and the LWPCB's fields a full ring or a threshold reads and writes
+// (8.3: the tail, MissedEvents, the head), read from @fields, the caller's
+// copy of the LWPCB's first kCbStoreFieldsEnd bytes, and kept as writes;
+// without @fields, none (a quiet store).  Anything else -- the interrupt,
+// a field outside the copy or one read after this store wrote it, a copy
+// the record's slot overlaps -- makes the store decline.
+class FieldCopyAccess {
 public:
-    explicit QuietAccess(bool long_mode) : long_mode_(long_mode) {}
+    FieldCopyAccess(bool long_mode, uint64_t cbaddr, const uint8_t *fields,
+                    LwpLeanStore &s)
+        : long_mode_(long_mode), cbaddr_(cbaddr), fields_(fields), s_(s)
+    {
+        s_.nfields = 0;
+    }
 
-    bool read_u32(uint64_t, uint32_t *) { return false; }
-    bool read_u64(uint64_t, uint64_t *) { return false; }
-    bool write_u32(uint64_t, uint32_t) { return false; }
-    bool write_u64(uint64_t, uint64_t) { return false; }
+    bool read_u32(uint64_t addr, uint32_t *value)
+    {
+        const uint8_t *p = field(addr, 4);
+        if (!p) {
+            return false;
+        }
+        *value = load_le32(p);
+        return true;
+    }
+
+    bool read_u64(uint64_t addr, uint64_t *value)
+    {
+        const uint8_t *p = field(addr, 8);
+        if (!p) {
+            return false;
+        }
+        *value = load_le64(p);
+        return true;
+    }
+
+    bool write_u32(uint64_t addr, uint32_t value)
+    {
+        return write_field(addr, 4, value);
+    }
+
+    bool write_u64(uint64_t addr, uint64_t value)
+    {
+        return write_field(addr, 8, value);
+    }
+
     void signal_interrupt() { loud_ = true; }
 
     bool write(uint64_t addr, const void *, uint32_t len)
@@ -242,21 +276,67 @@ public:
             return false;
         }
         slot_known_ = true;
-        slot_ = addr;
+        s_.slot = addr;
+        fields_usable_ = fields_ && clear_of_fields(addr);
         return true;
     }
 
-    bool quiet(uint64_t *slot) const
-    {
-        *slot = slot_;
-        return slot_known_ && !loud_;
-    }
+    bool decided() const { return slot_known_ && !loud_; }
 
 private:
+    // The copy of the field at @addr, if the store may read it there.
+    const uint8_t *field(uint64_t addr, uint32_t len) const
+    {
+        const uint64_t off = addr - cbaddr_;
+        if (!in_copy(off, len)) {
+            return nullptr;
+        }
+        for (uint32_t i = 0; i < s_.nfields; i++) {
+            const LwpFieldWrite &w = s_.fields[i];
+            if (w.off < off + len && off < w.off + w.len) {
+                return nullptr;
+            }
+        }
+        return fields_ + off;
+    }
+
+    bool write_field(uint64_t addr, uint32_t len, uint64_t value)
+    {
+        const uint64_t off = addr - cbaddr_;
+        if (!in_copy(off, len) ||
+            s_.nfields == sizeof(s_.fields) / sizeof(s_.fields[0])) {
+            return false;
+        }
+        LwpFieldWrite &w = s_.fields[s_.nfields++];
+        w.off = static_cast<uint32_t>(off);
+        w.len = len;
+        w.value = value;
+        return true;
+    }
+
+    // ring_store writes the record first, then reads and writes fields.
+    bool in_copy(uint64_t off, uint32_t len) const
+    {
+        return fields_usable_ && off < kCbStoreFieldsEnd &&
+               len <= kCbStoreFieldsEnd - off;
+    }
+
+    // The copy was made before the record's write: a slot over it is the
+    // general path's to order.
+    bool clear_of_fields(uint64_t slot) const
+    {
+        uint64_t cb = cbaddr_;
+        return linear_in_found_page(long_mode_, &cb, kCbStoreFieldsEnd) &&
+               slot - cb >= kCbStoreFieldsEnd && cb - slot >= LWP_RECORD_SIZE;
+    }
+
     bool long_mode_;
+    uint64_t cbaddr_;
+    const uint8_t *fields_;
+    LwpLeanStore &s_;
     bool slot_known_ = false;
+    bool fields_usable_ = false;
     bool loud_ = false;
-    uint64_t slot_ = 0;
 };
 
 // Guest memory through the glue's callbacks (LwpMem), which find faults.
@@ -284,96 +364,15 @@ private:
     const LwpMem &mem_;
 };
 
-// Guest memory the glue has mapped (LwpQuickEnv.window): writes are only
-// probed (the glue performs them), reads are made from the window's host
-// memory, which no read can fault on.  An access outside every window is
-// remembered: the glue maps what it needs, if it may, and the store is
-// decided again.  A read asks for the whole of @fields (the LWPCB's
-// fields the store may read), so that one mapping serves every read.
-class WindowMem {
-public:
-    WindowMem(const LwpQuickEnv &env, uint64_t fields, uint32_t fields_len)
-        : env_(env), fields_(fields), fields_len_(fields_len)
-    {
-    }
-
-    static bool linear(bool long_mode, unsigned, uint64_t *addr, uint32_t len)
-    {
-        return linear_in_found_page(long_mode, addr, len);
-    }
-
-    bool probe_write(uint64_t addr, uint32_t len)
-    {
-        if (find(addr, len, false)) {
-            return true;
-        }
-        note_missing(addr, len, false);
-        return false;
-    }
-
-    bool read(uint64_t addr, uint8_t *buf, uint32_t len)
-    {
-        const LwpHostWindow *w = find(addr, len, true);
-        if (!w) {
-            if (addr - fields_ < fields_len_ &&
-                len <= fields_len_ - (addr - fields_)) {
-                note_missing(fields_, fields_len_, true);
-            } else {
-                note_missing(addr, len, true);
-            }
-            return false;
-        }
-        memcpy(buf, w->host + (addr - w->lo), len);
-        return true;
-    }
-
-    bool missing(LwpQuickNeed *need) const
-    {
-        *need = missing_;
-        return missing_.len != 0;
-    }
-
-private:
-    // The window holding [addr, addr + len), one that may be read if
-    // @readable (the LWPCB may share the ring's write-only page).
-    const LwpHostWindow *find(uint64_t addr, uint32_t len,
-                              bool readable) const
-    {
-        for (const LwpHostWindow &w : env_.window) {
-            const uint64_t off = addr - w.lo;
-            if (off < w.len && len <= w.len - off &&
-                (!readable || w.host)) {
-                return &w;
-            }
-        }
-        return nullptr;
-    }
-
-    void note_missing(uint64_t addr, uint32_t len, bool read)
-    {
-        if (!missing_.len) {
-            missing_.addr = addr;
-            missing_.len = len;
-            missing_.read = read;
-        }
-    }
-
-    const LwpQuickEnv &env_;
-    uint64_t fields_;
-    uint32_t fields_len_;
-    LwpQuickNeed missing_ = {};
-};
-
 // Access's interface for the common case only: every access allowed, none
 // wrapping around the top of the linear address space (4 GiB outside long
 // mode), none touching bytes an earlier write of the same store wrote.
 // Anything else answers false with nothing recorded, and the store is left
 // to the general path, which reports the fault or gets the corner right;
-// so this class decides no rule itself.  @Mem is CallbackMem or WindowMem.
-template <typename Mem>
+// so this class decides no rule itself.
 class LeanAccess {
 public:
-    LeanAccess(bool long_mode, unsigned bits, Mem &mem, LwpOutcome &out)
+    LeanAccess(bool long_mode, unsigned bits, CallbackMem &mem, LwpOutcome &out)
         : long_mode_(long_mode), bits_(bits), mem_(mem), out_(out)
     {
     }
@@ -432,12 +431,12 @@ public:
     }
 
 private:
-    // In one piece (Mem::linear), and clear of every write recorded so far
+    // In one piece (CallbackMem::linear), and clear of every write recorded so far
     // (a ring laid over the LWPCB's own fields is the general path's
     // business).  *@addr becomes the linear address.
     bool usable(uint64_t *addr_io, uint32_t len) const
     {
-        if (!Mem::linear(long_mode_, bits_, addr_io, len)) {
+        if (!CallbackMem::linear(long_mode_, bits_, addr_io, len)) {
             return false;
         }
         const uint64_t addr = *addr_io;
@@ -456,7 +455,7 @@ private:
 
     bool long_mode_;
     unsigned bits_;
-    Mem &mem_;
+    CallbackMem &mem_;
     LwpOutcome &out_;
 };
 
@@ -471,13 +470,12 @@ bool store_is_lean(const LwpState &st, bool intervals_are_live)
 
 // ring_store through LeanAccess on the ring's fields alone, for
 // st.pending; *@commit is where the ring stands after it.
-template <typename Mem>
 bool lean_store(const LwpState &st, bool long_mode, unsigned bits,
-                uint8_t tail_reread, Mem &mem, LwpOutcome *out,
+                uint8_t tail_reread, CallbackMem &mem, LwpOutcome *out,
                 LwpStoreCommit *commit)
 {
     outcome_begin(out);
-    LeanAccess<Mem> access(long_mode, bits, mem, *out);
+    LeanAccess access(long_mode, bits, mem, *out);
     RingView ring(st);
     bool missed;
     if (!ring_store(ring, access, st.pending, tail_reread, &missed)) {
@@ -668,57 +666,40 @@ extern "C" {
     return lwp::linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
 }
 
-[[gnu::flatten, gnu::hot]] bool lwp_store_quiet(const LwpState *st, bool long_mode,
-                                      uint8_t tail_reread, uint64_t *slot,
-                                      LwpStoreCommit *commit) noexcept
+[[gnu::flatten, gnu::hot]] bool lwp_store_lean(const LwpState *st, bool long_mode,
+                                                uint8_t tail_reread,
+                                                const uint8_t *fields,
+                                                LwpLeanStore *s) noexcept
 {
     using namespace lwp;
 
+    static_assert(kCbStoreFieldsEnd == LWP_STORE_FIELDS_LEN,
+                  "the fields ring_store may read");
     if (!store_is_lean(*st, st->intervals_live)) {
         return false;
     }
-    QuietAccess access(long_mode);
+    FieldCopyAccess access(long_mode, st->cbaddr, fields, *s);
     RingView ring(*st);
     bool missed;
     if (!ring_store(ring, access, st->pending, tail_reread, &missed) ||
-        !access.quiet(slot)) {
+        !access.decided()) {
         return false;
     }
-    commit->head = ring.head;
-    commit->tail = ring.tail;
-    commit->tail_credit = ring.tail_credit;
+    s->commit.head = ring.head;
+    s->commit.tail = ring.tail;
+    s->commit.tail_credit = ring.tail_credit;
     return true;
 }
 
 bool lwp_store_fields(const LwpState *st, bool long_mode,
-                      LwpQuickNeed *need) noexcept
+                      uint64_t *addr) noexcept
 {
     // A live interval needs a read at the reset: the general path's.
     if (!lwp::store_is_lean(*st, st->intervals_live)) {
         return false;
     }
-    need->addr = st->cbaddr;
-    need->len = lwp::kCbStoreFieldsEnd;
-    need->read = true;
-    return lwp::linear_in_found_page(long_mode, &need->addr, need->len);
-}
-
-[[gnu::flatten]] LwpQuickStatus lwp_store_quick(const LwpState *st, const LwpQuickEnv *env,
-                               LwpOutcome *out, LwpStoreCommit *commit,
-                               LwpQuickNeed *need) noexcept
-{
-    using namespace lwp;
-
-    LwpQuickNeed fields;
-    if (!lwp_store_fields(st, env->long_mode, &fields)) {
-        return LWP_QUICK_DECLINED;
-    }
-    WindowMem mem(*env, fields.addr, fields.len);
-    if (!lean_store(*st, env->long_mode, 0, env->tail_reread,
-                    mem, out, commit)) {
-        return mem.missing(need) ? LWP_QUICK_NEED_WINDOW : LWP_QUICK_DECLINED;
-    }
-    return LWP_QUICK_DONE;
+    *addr = st->cbaddr;
+    return lwp::linear_in_found_page(long_mode, addr, lwp::kCbStoreFieldsEnd);
 }
 
 [[gnu::flatten, gnu::hot]] void lwp_store_commit(LwpState *st, const LwpCaps *caps,

@@ -39,7 +39,7 @@ typedef struct QemuLwpTcg {
      */
     QemuLwpKnownPage known[2];
     uint8_t known_victim;
-    /* Which of them holds the ring's page the quick path writes to. */
+    /* Which of them holds the ring's page the lean store writes to. */
     uint8_t ring_known;
 } QemuLwpTcg;
 

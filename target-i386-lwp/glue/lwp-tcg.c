@@ -782,15 +782,15 @@ static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
 
 /*
  * The record path at its floor (issue 25).  The common record is gathered
- * (lwp_tb_defer_known) and stored (lwp_store_quiet) once lwp_slot_host
+ * (lwp_tb_defer_known) and stored (lwp_store_lean) once lwp_slot_host
  * found its slot writable; a store that reads the LWPCB (a full ring, a
- * threshold) goes through lwp_store_quick, which sees guest memory through
- * windows mapped here when it asks: the ring's page, and the LWPCB's fields
- * the store may read, readable and writable.  In linux-user the pages
- * lwp_probe's page memory knows while no mapping changed since (PAGE_WRITE
- * is off while a page holds translated code), the fields copied here, in
- * C, so that a host fault (a page another thread unmapped, a file mapping
- * that ends before it) becomes the program's signal, as for the writes
+ * threshold) is decided by lwp_store_lean too, on a copy of the LWPCB's
+ * fields made here once lwp_fields_host found them readable and writable.
+ * In linux-user the pages lwp_probe's page memory knows while no mapping
+ * changed since (PAGE_WRITE is off while a page holds translated code),
+ * read and written here, in C, with the return address set, so that a
+ * host fault (a page another thread unmapped, a file mapping that ends
+ * before it) becomes the program's signal, as for the writes
  * (lwp_store_bytes).  In system mode plain RAM, probed for this one call
  * (the TLB may change between calls): no device, watchpoint or translated
  * code.
@@ -801,172 +801,10 @@ static bool lwp_long_mode(CPUX86State *env)
     return env->hflags & (HF_LMA_MASK | HF_CS64_MASK);
 }
 
-#define LWP_QUICK_COPY_MAX 128
-
-typedef struct LwpQuickGlue {
-    LwpQuickEnv q;
-    uint8_t copy[LWP_QUICK_COPY_MAX];   /* the LWPCB's fields (linux-user) */
-} LwpQuickGlue;
-
-static void lwp_quick_env(CPUX86State *env, LwpQuickGlue *g)
-{
-    X86CPU *cpu = env_archcpu(env);
-    LwpQuickEnv *q = &g->q;
-
-    q->long_mode = lwp_long_mode(env);
-    q->tail_reread = cpu->lwp_latitude.model.tail_reread;
-    q->window[0].len = 0;
-    q->window[1].len = 0;
-#ifdef CONFIG_USER_ONLY
-    {
-        /* The ring's page as lwp_quick_map learnt it, if still so. */
-        const QemuLwpTcg *t = &env->lwp_tcg;
-        const QemuLwpKnownPage *k = &t->known[t->ring_known];
-
-        if ((k->flags & PAGE_WRITE) && k->gen == page_flags_generation() &&
-            !cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
-            q->window[0].lo = k->page;
-            q->window[0].len = TARGET_PAGE_SIZE;
-            q->window[0].host = NULL;
-        }
-    }
-#endif
-}
-
-/* Map what @need asks for: false if it may not be (the general path's). */
-static bool lwp_quick_map(CPUX86State *env, LwpQuickGlue *g,
-                          const LwpQuickNeed *need)
-{
-    uint64_t page = need->addr & TARGET_PAGE_MASK;
-    LwpHostWindow *w = &g->q.window[need->read];
-
-    /* A write's need replaces the ring's page the slot has left. */
-    if (((need->addr + need->len - 1) & TARGET_PAGE_MASK) != page ||
-        need->len > sizeof(g->copy) || (need->read && w->len)) {
-        return false;
-    }
-#ifdef CONFIG_USER_ONLY
-    CPUState *cs = env_cpu(env);
-    int flags = need->read ? PAGE_READ | PAGE_WRITE : PAGE_WRITE;
-    int index;
-
-    if (cpu_plugin_mem_cbs_enabled(cs)) {
-        return false;
-    }
-    index = lwp_page_known(env, need->addr, need->len);
-    if (index < 0) {
-        index = lwp_page_learn(env, page, page_flags_generation());
-    }
-    if ((env->lwp_tcg.known[index].flags & flags) != flags) {
-        return false;
-    }
-    if (!need->read) {
-        env->lwp_tcg.ring_known = index;
-    }
-    if (need->read) {
-        set_helper_retaddr(lwp_boundary_ra());
-        memcpy(g->copy, g2h(cs, need->addr), need->len);
-        clear_helper_retaddr();
-        w->lo = need->addr;
-        w->len = need->len;
-        w->host = g->copy;
-    } else {
-        w->lo = page;
-        w->len = TARGET_PAGE_SIZE;
-        w->host = NULL;
-    }
-    return true;
-#else
-    void *host;
-
-    int mmu_idx = cpu_mmu_index(env_cpu(env), false);
-
-    /*
-     * Just the range: the probe makes its translated code invalid.  The
-     * fields are read too: no read watchpoint on them either.
-     */
-    if ((need->read &&
-         probe_access_flags(env, need->addr, need->len, MMU_DATA_LOAD,
-                            mmu_idx, true, &host, 0)) ||
-        probe_access_flags(env, need->addr, need->len, MMU_DATA_STORE,
-                           mmu_idx, true, &host, 0) || !host) {
-        return false;
-    }
-    w->lo = need->addr;
-    w->len = need->len;
-    w->host = host;
-    return true;
-#endif
-}
-
-/* The writes of a quick outcome, all within the windows. */
-static void lwp_quick_perform(CPUX86State *env, const LwpQuickGlue *g,
-                              const LwpOutcome *out)
-{
-    for (uint32_t i = 0; i < out->nwrites; i++) {
-        const LwpWrite *w = &out->writes[i];
-#ifdef CONFIG_USER_ONLY
-        set_helper_retaddr(lwp_boundary_ra());
-        lwp_store_host(g2h(env_cpu(env), w->addr), w);
-        clear_helper_retaddr();
-#else
-        for (unsigned k = 0; k < ARRAY_SIZE(g->q.window); k++) {
-            const LwpHostWindow *win = &g->q.window[k];
-
-            if (w->addr - win->lo < win->len) {
-                lwp_store_host((uint8_t *)win->host + (w->addr - win->lo), w);
-                break;
-            }
-        }
-#endif
-    }
-}
-
-/*
- * Store the pending record through lwp_store_quick: false if it declined
- * (nothing changed) or would interrupt, and the general path decides.
- */
-static QEMU_FLATTEN bool lwp_store_pending_quick(CPUX86State *env)
-{
-    LwpQuickGlue g LWP_UNINITIALIZED;
-    LwpOutcome out LWP_UNINITIALIZED;
-    LwpStoreCommit commit;
-    uint8_t event = env->lwp.pending[0];
-    LwpQuickStatus status;
-    LwpQuickNeed need;
-
-    lwp_quick_env(env, &g);
-    /*
-     * Called when the quiet store declined: this store reads the LWPCB
-     * (a full ring, a threshold), so map its fields first.  At most the
-     * ring's page and those fields to map.
-     */
-    if (lwp_store_fields(&env->lwp, g.q.long_mode, &need)) {
-        lwp_quick_map(env, &g, &need);
-    }
-    for (unsigned tries = 0;; tries++) {
-        status = lwp_store_quick(&env->lwp, &g.q, &out, &commit, &need);
-        if (status != LWP_QUICK_NEED_WINDOW ||
-            tries == ARRAY_SIZE(g.q.window) || !lwp_quick_map(env, &g, &need)) {
-            break;
-        }
-    }
-    /* The threshold interrupt is taken where the general path may. */
-    if (status != LWP_QUICK_DONE || out.interrupt) {
-        return false;
-    }
-    lwp_quick_perform(env, &g, &out);
-    lwp_store_commit(&env->lwp, &env_archcpu(env)->lwp_caps, &commit);
-    trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
-    return true;
-}
-
 /*
  * Where a record may be written at @slot now, with no fault possible but a
  * host fault linux-user turns into the program's signal: the host address,
- * or NULL.  In linux-user the ring's page as lwp_probe's page memory
- * knows it (PAGE_WRITE is off while the page holds translated code); in
- * system mode plain RAM, by a probe (no device, watchpoint or code).
+ * or NULL.
  */
 static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
                                                      uint64_t slot)
@@ -1003,42 +841,118 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
 #endif
 }
 
-/* Write the pending record at @host (lwp_slot_host). */
-static inline QEMU_ALWAYS_INLINE void lwp_write_record(CPUX86State *env,
-                                                       void *host)
+/*
+ * The host address of the LWPCB's fields a store reads (lwp_store_fields),
+ * if they may be read and written now as lwp_slot_host's slot may be; else
+ * NULL.  The fields are read too: no read watchpoint on them either.
+ */
+static void *lwp_fields_host(CPUX86State *env, uint64_t addr)
 {
+    uint64_t page = addr & TARGET_PAGE_MASK;
+
+    if (((addr + LWP_STORE_FIELDS_LEN - 1) & TARGET_PAGE_MASK) != page) {
+        return NULL;
+    }
 #ifdef CONFIG_USER_ONLY
-    set_helper_retaddr(lwp_boundary_ra());
-#endif
-    lwp_store_record_host(host, env->lwp.pending);
-#ifdef CONFIG_USER_ONLY
-    clear_helper_retaddr();
+    const int rw = PAGE_READ | PAGE_WRITE;
+    int index;
+
+    if (cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
+        return NULL;
+    }
+    index = lwp_page_known(env, addr, LWP_STORE_FIELDS_LEN);
+    if (index < 0) {
+        index = lwp_page_learn(env, page, page_flags_generation());
+    }
+    if ((env->lwp_tcg.known[index].flags & rw) != rw) {
+        return NULL;
+    }
+    return g2h(env_cpu(env), addr);
+#else
+    int mmu_idx = cpu_mmu_index(env_cpu(env), false);
+    void *host;
+
+    if (probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, MMU_DATA_LOAD,
+                           mmu_idx, true, &host, 0) ||
+        probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, MMU_DATA_STORE,
+                           mmu_idx, true, &host, 0) || !host) {
+        return NULL;
+    }
+    return host;
 #endif
 }
 
 /*
- * The common store: lwp_store_quiet decided it, the slot may be written.
- * False: nothing changed, the store is decided by the other paths.
+ * lwp_store_lean on a copy of the LWPCB's fields as they are now, and
+ * their host address in *@cb_host: the store of a full ring or past a
+ * threshold, out of the common store's way.
  */
-static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_quiet(CPUX86State *env)
+static __attribute__((noinline))
+bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
+                              uint8_t tail_reread, LwpLeanStore *s,
+                              uint8_t **cb_host)
 {
-    X86CPU *cpu = env_archcpu(env);
-    uint8_t event = env->lwp.pending[0];
-    LwpStoreCommit commit;
-    uint64_t slot;
-    void *host;
+    uint8_t fields[LWP_STORE_FIELDS_LEN];
+    uint64_t addr;
 
-    if (!lwp_store_quiet(&env->lwp, lwp_long_mode(env),
-                         cpu->lwp_latitude.model.tail_reread, &slot,
-                         &commit)) {
+    if (!lwp_store_fields(&env->lwp, long_mode, &addr)) {
         return false;
     }
-    host = lwp_slot_host(env, slot);
+    *cb_host = lwp_fields_host(env, addr);
+    if (!*cb_host) {
+        return false;
+    }
+#ifdef CONFIG_USER_ONLY
+    set_helper_retaddr(lwp_boundary_ra());
+#endif
+    memcpy(fields, *cb_host, sizeof(fields));
+#ifdef CONFIG_USER_ONLY
+    clear_helper_retaddr();
+#endif
+    return lwp_store_lean(&env->lwp, long_mode, tail_reread, fields, s);
+}
+
+/*
+ * The store of the pending record as lwp_store_lean decides it: the
+ * record alone, or with the LWPCB's fields a full ring or a threshold
+ * writes.  False: nothing changed, the general path decides.
+ */
+static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_lean(CPUX86State *env)
+{
+    X86CPU *cpu = env_archcpu(env);
+    bool long_mode = lwp_long_mode(env);
+    uint8_t tail_reread = cpu->lwp_latitude.model.tail_reread;
+    uint8_t event = env->lwp.pending[0];
+    uint8_t *cb_host = NULL;
+    LwpLeanStore s;
+    void *host;
+
+    if (!lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, &s) &&
+        !lwp_store_lean_on_fields(env, long_mode, tail_reread, &s,
+                                  &cb_host)) {
+        return false;
+    }
+    host = lwp_slot_host(env, s.slot);
     if (!host) {
         return false;
     }
-    lwp_write_record(env, host);
-    lwp_store_commit(&env->lwp, &cpu->lwp_caps, &commit);
+#ifdef CONFIG_USER_ONLY
+    set_helper_retaddr(lwp_boundary_ra());
+#endif
+    lwp_store_record_host(host, env->lwp.pending);
+    for (uint32_t i = 0; i < s.nfields; i++) {
+        const LwpFieldWrite *f = &s.fields[i];
+
+        if (f->len == 8) {
+            stq_le_p(cb_host + f->off, f->value);
+        } else {
+            stl_le_p(cb_host + f->off, f->value);
+        }
+    }
+#ifdef CONFIG_USER_ONLY
+    clear_helper_retaddr();
+#endif
+    lwp_store_commit(&env->lwp, &cpu->lwp_caps, &s.commit);
     trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
     return true;
 }
@@ -1226,7 +1140,7 @@ static bool lwp_store_after_tb(X86CPU *cpu, uint32_t after)
 
 /*
  * helper_lwp_tb_slow in every case but the common ones: a store or a
- * deferral the quick paths declined, a counter that crosses in a way that
+ * deferral the lean paths declined, a counter that crosses in a way that
  * cuts the TB, IP filtering, a TB cut to length, -icount.  Decides from
  * the start (the plan changes nothing unless it charges the TB).  Kept
  * out of the common path's way: at the minimum interval a record lands in
@@ -1298,9 +1212,9 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
 
 /*
  * A TB's start when a counter crossed zero in it or a record is pending.
- * The common cases, here: the pending record stored by the quiet or the
- * quick store, after which the TB starts over and charges itself from the
- * reset counter; the TB charged whole; the crossing's record gathered for
+ * The common cases, here: the pending record stored by the lean store,
+ * after which the TB starts over and charges itself from the reset
+ * counter; the TB charged whole; the crossing's record gathered for
  * a store after the TB.  Everything else is lwp_tb_slow_general's.
  */
 __attribute__((hot))
@@ -1328,7 +1242,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         /* Its counter restarted when it was gathered, some TBs ago. */
         bool restarted = env->lwp.restarted;
 
-        if (!lwp_store_pending_quiet(env) && !lwp_store_pending_quick(env)) {
+        if (!lwp_store_pending_lean(env)) {
             return lwp_tb_slow_general(env, info, tb_ptr);
         }
         if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr) {
@@ -1407,7 +1321,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
      * by the records gathered here.  (A waiting one, its counter restarted,
      * was stored at this TB's start.)
      */
-    if (env->lwp.pending[0] && !lwp_store_pending_quiet(env)) {
+    if (env->lwp.pending[0] && !lwp_store_pending_lean(env)) {
         lwp_settle(&env->lwp);
         lwp_store_pending_or_fault(&mem, &cpu);
     }
@@ -1425,7 +1339,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
-        if (!lwp_store_pending_quiet(env)) {
+        if (!lwp_store_pending_lean(env)) {
             lwp_store_pending_or_fault(&mem, &cpu);
         }
     }

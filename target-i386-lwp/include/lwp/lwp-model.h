@@ -379,45 +379,34 @@ void lwp_store_commit(LwpState *st, const LwpCaps *caps,
 /*
  * The record path at its floor (issue 25): the deferred crossing's record
  * gathered, and every record stored that raises no threshold interrupt
- * (the full ring's missed event included), on guest memory the caller has
- * mapped, with no callback.  The rules are the same code as lwp_tb_defer's
- * and lwp_store_fast's (ring_store): only the way to memory differs.
- *
- * An LwpHostWindow says that the guest linear addresses [lo, lo + len)
- * may be written (the caller performs the writes, as for any outcome) and,
- * unless host is NULL, read at host[0, len): host memory no read can fault
- * on (plain RAM, or a copy the caller just made).  Two windows: the ring's
- * page in use and the LWPCB.
+ * (the full ring's missed event included), with no callback and no copy of
+ * the state.  The rules are the same code as lwp_tb_defer's and
+ * lwp_store_fast's (ring_store): only the way to memory differs.  The
+ * caller finds the record's slot writable (lwp_record_slot) and, for a
+ * store that reads the LWPCB (a full ring, a threshold: section 8.3), the
+ * LWPCB's first LWP_STORE_FIELDS_LEN bytes readable and writable
+ * (lwp_store_fields), and copies them for the model to read.
  */
-typedef struct LwpHostWindow {
-    uint64_t lo;
-    uint64_t len;             /* 0: no window */
-    const uint8_t *host;
-} LwpHostWindow;
+#define LWP_STORE_FIELDS_LEN 68   /* up to BufferTailOffset's end */
 
-typedef struct LwpQuickEnv {
-    bool long_mode;           /* linear addresses are 64-bit (else 32) */
-    uint8_t tail_reread;      /* as LwpLatitudeCfg.tail_reread */
-    LwpHostWindow window[2];
-} LwpQuickEnv;
+/* A write of an LWPCB field: @len bytes of @value at @off from its start. */
+typedef struct LwpFieldWrite {
+    uint32_t off;
+    uint32_t len;             /* 4 or 8 */
+    uint64_t value;
+} LwpFieldWrite;
 
-typedef enum LwpQuickStatus {
-    LWP_QUICK_DONE,
-    /* No window covers the LwpQuickNeed: map it (if it may) and ask again. */
-    LWP_QUICK_NEED_WINDOW,
-    /*
-     * Nothing changed: the general entry point decides (lwp_tb_defer,
-     * lwp_store_fast): a fault, a store the quick path does not take.
-     */
-    LWP_QUICK_DECLINED,
-} LwpQuickStatus;
-
-/* What to map: [addr, addr + len), to be read too if @read. */
-typedef struct LwpQuickNeed {
-    uint64_t addr;
-    uint32_t len;
-    bool read;
-} LwpQuickNeed;
+/*
+ * A store lwp_store_lean decided: the pending record goes at @slot, then
+ * the LWPCB's fields are written (MissedEvents, the head flushed), then
+ * lwp_store_commit(@commit).
+ */
+typedef struct LwpLeanStore {
+    uint64_t slot;            /* linear */
+    uint32_t nfields;
+    LwpFieldWrite fields[2];
+    LwpStoreCommit commit;
+} LwpLeanStore;
 
 /*
  * The linear address of the slot at the head, where the next record goes,
@@ -457,30 +446,24 @@ void lwp_settle(LwpState *st) LWP_NOEXCEPT;
  */
 void lwp_tb_defer_undo(LwpState *st) LWP_NOEXCEPT;
 /*
- * The common store of st->pending, decided without memory: the record
- * written at *@slot and nothing else (no read, MissedEvents, head flush or
- * interrupt).  Changes nothing; the caller writes st->pending at *@slot
- * (once it found it writable) and calls lwp_store_commit.  False: not
- * such a store (lwp_store_quick, lwp_store_fast decide it).
+ * The store of st->pending, decided on what the caller knows of memory:
+ * without @fields, the common store that reads nothing (the ring looks
+ * neither full nor past its threshold, so section 8.3 reads no tail) and
+ * writes the record alone; with @fields (the caller's copy of the LWPCB's
+ * first LWP_STORE_FIELDS_LEN bytes), also a full ring's missed event and a
+ * threshold the re-read tail clears.  Changes nothing; the caller performs
+ * *@s.  False: not such a store (an interrupt, a fault, a ring over the
+ * LWPCB's fields...): lwp_store_fast or lwp_store_pending decides it.
  */
-bool lwp_store_quiet(const LwpState *st, bool long_mode, uint8_t tail_reread,
-                     uint64_t *slot, LwpStoreCommit *commit) LWP_NOEXCEPT;
+bool lwp_store_lean(const LwpState *st, bool long_mode, uint8_t tail_reread,
+                    const uint8_t *fields, LwpLeanStore *s) LWP_NOEXCEPT;
 /*
- * The LWPCB's fields a store may read (section 8.3: the tail, MissedEvents)
- * as the LwpQuickNeed lwp_store_quick would ask for: a caller that knows
- * the store will read (lwp_store_quiet declined) maps them first.  False
- * if lwp_store_quick would decline the store anyway.
+ * The linear address of the LWPCB fields a store that lwp_store_lean
+ * declined without @fields would read (LWP_STORE_FIELDS_LEN bytes), for the
+ * caller to copy.  False if lwp_store_lean would decline it anyway.
  */
 bool lwp_store_fields(const LwpState *st, bool long_mode,
-                      LwpQuickNeed *need) LWP_NOEXCEPT;
-/*
- * lwp_store_fast on the windows: the store of st->pending decided, its
- * writes and interrupt in @out, the ring's new position in @commit; the
- * caller performs @out, then calls lwp_store_commit.  Changes nothing.
- */
-LwpQuickStatus lwp_store_quick(const LwpState *st, const LwpQuickEnv *env,
-                               LwpOutcome *out, LwpStoreCommit *commit,
-                               LwpQuickNeed *need) LWP_NOEXCEPT;
+                      uint64_t *addr) LWP_NOEXCEPT;
 
 /*
  * Re-read what XRSTOR did not restore (interval, threshold, IP range...)

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Unit tests of the record path's lean entry points (lwp_store_lean,
+// lwp_store_fields, lwp_tb_defer_known): the memory they ask for is what
+// AMD pub. 43724 rev 3.08 section 8.3 lets a store touch (the tail and
+// MissedEvents only when the ring looks full or past its threshold), and
+// what they decide is what the general path (lwp_store_pending,
+// lwp_tb_defer) decides, write for write, or they decline with nothing
+// changed.
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "lwp_test_support.h"
+
+namespace {
+
+using namespace lwptest;
+
+bool in_one_page(uint64_t addr, uint64_t len)
+{
+    return (addr & ~(kPage - 1)) == ((addr + len - 1) & ~(kPage - 1));
+}
+
+// Stores as the glue does (lwp_store_pending_lean): the record alone, or,
+// when that declines, on a copy of the LWPCB's fields if they lie in one
+// page that may be read and written; the record's slot must be writable.
+// Then performs the writes, listed in *@out as an outcome of the general
+// path would list them, and commits.
+class LeanStorer {
+public:
+    LeanStorer(FakeMem &mem, bool long_mode) : mem_(mem), long_mode_(long_mode)
+    {
+    }
+
+    bool store(LwpState &st, const LwpCaps *caps, LwpOutcome *out)
+    {
+        LwpLeanStore s;
+        uint64_t cb = 0;
+        if (!lwp_store_lean(&st, long_mode_, 0, nullptr, &s)) {
+            uint8_t fields[LWP_STORE_FIELDS_LEN];
+            if (!lwp_store_fields(&st, long_mode_, &cb) ||
+                !in_one_page(cb, sizeof(fields)) ||
+                !mem_.allows(cb, sizeof(fields), true) ||
+                !mem_.allows(cb, sizeof(fields), false)) {
+                return false;
+            }
+            mem_.peek(cb, fields, sizeof(fields));
+            fields_read++;
+            if (!lwp_store_lean(&st, long_mode_, 0, fields, &s)) {
+                return false;
+            }
+        }
+        if (!in_one_page(s.slot, LWP_RECORD_SIZE) ||
+            !mem_.allows(s.slot, LWP_RECORD_SIZE, false)) {
+            return false;
+        }
+        *out = LwpOutcome{};
+        out->status = LWP_OK;
+        out->writes[0].addr = s.slot;
+        out->writes[0].len = LWP_RECORD_SIZE;
+        memcpy(out->writes[0].data, st.pending, LWP_RECORD_SIZE);
+        out->nwrites = 1;
+        for (uint32_t i = 0; i < s.nfields; i++) {
+            LwpWrite &w = out->writes[out->nwrites++];
+            w.addr = cb + s.fields[i].off;
+            w.len = s.fields[i].len;
+            for (uint32_t b = 0; b < w.len; b++) {
+                w.data[b] = static_cast<uint8_t>(s.fields[i].value >> (8 * b));
+            }
+        }
+        mem_.apply(*out);
+        lwp_store_commit(&st, caps, &s.commit);
+        return true;
+    }
+
+    unsigned fields_read = 0;
+
+private:
+    FakeMem &mem_;
+    bool long_mode_;
+};
+
+class StoreLean : public RingStoreTest {
+protected:
+    // A TB of ten instructions at 0x1000, all charged at its start, whose
+    // crossing's record may wait for its end.
+    static LwpTbShape ten_charged_tb()
+    {
+        LwpTbShape t = {};
+        t.first_ip = 0x1000;
+        t.last_ip = 0x1024;
+        t.icount = 10;
+        t.charged = 10;
+        t.may_defer = true;
+        return t;
+    }
+};
+
+TEST_F(StoreLean, AQuietStoreWritesTheSlotOnlyAndNeverReadsTheLwpcb)
+{
+    start_ire();
+    LeanStorer storer(mem, true);
+    for (uint32_t i = 1; i <= 3; i++) {
+        gather(0x100 + i);
+        LwpOutcome out;
+        ASSERT_TRUE(storer.store(st, env.caps, &out));
+        EXPECT_EQ(out.nwrites, 1u);                // the record (8.3)
+        EXPECT_EQ(out.writes[0].addr, kRing + 32 * (i - 1));
+        EXPECT_EQ(st.head, 32 * i);
+        EXPECT_EQ(mem.peek32(kRing + 32 * (i - 1) + 4), 0x100 + i);
+        EXPECT_EQ(st.pending[0], 0);
+        EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000);
+    }
+    // Nothing read (8.3: "need not read the software-maintained tail
+    // pointer unless...").
+    EXPECT_EQ(storer.fields_read, 0u);
+    EXPECT_EQ(mem.peek32(kCb + 16), 0u);           // head not flushed
+}
+
+TEST_F(StoreLean, AMissedEventReadsTheTailAndMissedEventsAndCountsIt)
+{
+    start_ire();
+    LeanStorer storer(mem, true);
+    for (uint32_t i = 1; i < kRecords; i++) {
+        gather(i);
+        LwpOutcome out;
+        ASSERT_TRUE(storer.store(st, env.caps, &out));
+    }
+    ASSERT_EQ(storer.fields_read, 0u);
+    for (uint32_t n = 1; n <= 3; n++) {
+        gather(0x900 + n, -2);
+        LwpOutcome out;
+        ASSERT_TRUE(storer.store(st, env.caps, &out));
+        // Table 6-1: the last slot overwritten, MissedEvents + 1, the head
+        // not advanced; step 5: the counter reset all the same.
+        EXPECT_EQ(st.head, kRingSize - 32);
+        EXPECT_EQ(mem.peek32(kRing + kRingSize - 32 + 4), 0x900 + n);
+        EXPECT_EQ(mem.peek64(kCb + 24), n);
+        EXPECT_EQ(mem.peek32(kCb + 16), kRingSize - 32);   // head flushed
+        EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - 1);
+        // 8.3: "rereads it whenever the ring buffer appears to be full".
+        EXPECT_EQ(storer.fields_read, n);
+        EXPECT_EQ(out.nwrites, 3u);
+    }
+    // The program empties the ring: the re-read tail ends the misses.
+    mem.poke32(kCb + 64, 32 * 4);
+    gather(0x999);
+    LwpOutcome out;
+    ASSERT_TRUE(storer.store(st, env.caps, &out));
+    EXPECT_EQ(mem.peek64(kCb + 24), 3u);
+    EXPECT_EQ(st.head, 0u);
+    EXPECT_EQ(st.tail, 32u * 4);
+}
+
+TEST_F(StoreLean, AnLwpcbInTheRingsPageIsStillReadFromItsFields)
+{
+    // The ring's page holds the LWPCB too: the tail must still be read.
+    cb.buffer_base = kCb + 0x800;
+    cb.buffer_size = kRingSize;
+    start_ire();
+    LeanStorer storer(mem, true);
+    for (uint32_t i = 1; i < kRecords; i++) {
+        gather(i);
+        LwpOutcome out;
+        ASSERT_TRUE(storer.store(st, env.caps, &out)) << i;
+    }
+    gather(0x99, -2);
+    LwpOutcome out;
+    ASSERT_TRUE(storer.store(st, env.caps, &out));
+    EXPECT_EQ(mem.peek64(kCb + 24), 1u);           // a missed event
+    EXPECT_EQ(st.head, kRingSize - 32);
+}
+
+TEST_F(StoreLean, ARingOverTheLwpcbsFieldsIsTheGeneralPaths)
+{
+    // The record's slot would overwrite the fields the copy was made of
+    // (nothing stops a program from laying its ring over its LWPCB).
+    start_ire();
+    st.buffer_base = kCb;
+    st.buffer_size = 2 * 32;
+    gather(1);
+    const LwpState before = st;
+    uint8_t fields[LWP_STORE_FIELDS_LEN] = {};
+    LwpLeanStore s;
+    // Quiet (the tail is not read): the record alone, which the general
+    // path writes the same.
+    EXPECT_TRUE(lwp_store_lean(&st, true, 0, nullptr, &s));
+    st.tail = 32;                                  // looks full next
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, nullptr, &s));
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, fields, &s));
+    st.tail = before.tail;
+    EXPECT_TRUE(states_equal(st, before));
+}
+
+TEST_F(StoreLean, AThresholdStoreThatInterruptsIsDeclined)
+{
+    start_ire(64, true);
+    LeanStorer storer(mem, true);
+    gather(1);
+    LwpOutcome out;
+    ASSERT_TRUE(storer.store(st, env.caps, &out));
+    EXPECT_EQ(storer.fields_read, 0u);
+    // The second reaches the threshold: the re-read tail confirms it, and
+    // the interrupt is the general path's.
+    gather(2);
+    const LwpState before = st;
+    const auto snap = mem.snapshot();
+    EXPECT_FALSE(storer.store(st, env.caps, &out));
+    EXPECT_EQ(storer.fields_read, 1u);
+    EXPECT_TRUE(states_equal(st, before));
+    EXPECT_TRUE(mem.same_as(snap));
+    // Unless the program emptied the ring meanwhile: no interrupt then,
+    // and the store is the lean path's, with the tail re-read.
+    mem.poke32(kCb + 64, 32);
+    ASSERT_TRUE(storer.store(st, env.caps, &out));
+    EXPECT_EQ(out.nwrites, 1u);
+    EXPECT_EQ(st.head, 64u);
+    EXPECT_EQ(st.tail, 32u);
+    EXPECT_EQ(mem.peek32(kCb + 16), 0u);           // head not flushed
+}
+
+TEST_F(StoreLean, DeclinesWithNothingChangedWhereItMayNotWrite)
+{
+    start_ire();
+    gather(1);
+    mem.protect(kRing, kPage, true, false);
+    LeanStorer storer(mem, true);
+    const LwpState before = st;
+    LwpOutcome out;
+    EXPECT_FALSE(storer.store(st, env.caps, &out));
+    EXPECT_TRUE(states_equal(st, before));
+    // Stale cache and live intervals are the general path's.
+    mem.protect(kRing, kPage, true, true);
+    st.cache_valid = 0;
+    uint8_t fields[LWP_STORE_FIELDS_LEN] = {};
+    uint64_t cb;
+    LwpLeanStore s;
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, nullptr, &s));
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, fields, &s));
+    EXPECT_FALSE(lwp_store_fields(&st, true, &cb));
+    st.cache_valid = 1;
+    st.intervals_live = 1;
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, fields, &s));
+    EXPECT_FALSE(lwp_store_fields(&st, true, &cb));
+}
+
+TEST_F(StoreLean, GathersTheDeferredRecordAsLwpTbDeferDoes)
+{
+    start_ire();
+    const LwpTbShape t = ten_charged_tb();
+    st.counter[LWP_EVENT_IRE] = 3;
+    LwpState general = st;
+    ASSERT_TRUE(lwp_tb_defer(&general, &env, mem.mem(), &t, 0x100c));
+    uint64_t slot;
+    ASSERT_TRUE(lwp_record_slot(&st, true, &slot));
+    EXPECT_EQ(slot, kRing);
+    lwp_tb_defer_known(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
+    EXPECT_TRUE(states_equal(st, general));
+    EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
+}
+
+// A record gathered with its counter restarted at once (the glue then
+// stores it TBs later): spec 1.1 step 5 resets the counter to the
+// interval less the overrun, which is the same whether the events after
+// the record are counted before the reset or after it.
+TEST_F(StoreLean, ACounterRestartedAheadOfItsStoreEndsAsAStoreAfterTheTb)
+{
+    start_ire();
+    const LwpTbShape t = ten_charged_tb();
+    // Crosses at its 4th instruction: 6 more retire in the TB, and 20
+    // after it before the store.
+    st.counter[LWP_EVENT_IRE] = 3;
+    const int32_t overrun = 6 + 20;
+    LwpState stored_late = st;
+    lwp_tb_defer_known(&stored_late, &caps, LWP_CFG_COREID(env.lwp_cfg), &t,
+                       0x100c);
+    stored_late.counter[LWP_EVENT_IRE] -= 20;
+    const LwpState unstored = stored_late;
+
+    lwp_tb_defer_restart(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - 6);
+    EXPECT_NE(st.restarted, 0);
+    EXPECT_EQ(0, memcmp(st.pending, stored_late.pending, LWP_RECORD_SIZE));
+    st.counter[LWP_EVENT_IRE] -= 20;
+
+    // XSAVE sees the architectural state: the record pending, the counter
+    // below zero by the overrun.
+    uint8_t lazy_area[LWP_XSAVE_SIZE], area[LWP_XSAVE_SIZE];
+    ASSERT_TRUE(lwp_xsave(&st, lazy_area));
+    ASSERT_TRUE(lwp_xsave(&unstored, area));
+    EXPECT_EQ(0, memcmp(lazy_area, area, sizeof(area)));
+    EXPECT_EQ(unstored.counter[LWP_EVENT_IRE], -1 - overrun);
+
+    // Settled, it is that state; undone, the record is gone and the
+    // counter is where the TB's charge left it.
+    LwpState settled = st;
+    lwp_settle(&settled);
+    EXPECT_TRUE(states_equal(settled, unstored));
+    LwpState undone = st;
+    lwp_tb_defer_undo(&undone);
+    EXPECT_EQ(undone.pending[0], 0);
+    EXPECT_EQ(undone.restarted, 0);
+    EXPECT_EQ(undone.counter[LWP_EVENT_IRE], 3 - 10 - 20);
+
+    // Stored: the same ring and counter as the late store of the record.
+    LwpLeanStore s, late;
+    ASSERT_TRUE(lwp_store_lean(&st, true, 0, nullptr, &s));
+    ASSERT_TRUE(lwp_store_lean(&stored_late, true, 0, nullptr, &late));
+    EXPECT_EQ(s.slot, late.slot);
+    lwp_store_commit(&st, &caps, &s.commit);
+    lwp_store_commit(&stored_late, &caps, &late.commit);
+    EXPECT_EQ(stored_late.counter[LWP_EVENT_IRE], 0x1000 - overrun);
+    EXPECT_TRUE(states_equal(st, stored_late));
+}
+
+// The model's other entry points settle a restart first: never a counter
+// restarted twice, whatever runs before the record's store.
+TEST_F(StoreLean, EntryPointsSettleARestartFirst)
+{
+    start_ire();
+    const LwpTbShape t = ten_charged_tb();
+    st.counter[LWP_EVENT_IRE] = 3;
+    lwp_tb_defer_restart(&st, &caps, LWP_CFG_COREID(env.lwp_cfg), &t, 0x100c);
+    LwpState settled = st;
+    lwp_settle(&settled);
+    ASSERT_NE(st.counter[LWP_EVENT_IRE], settled.counter[LWP_EVENT_IRE]);
+
+    LwpState a = settled, b = st;
+    LwpOutcome out_a, out_b;
+    lwp_lwpins(&a, &env, mem.mem(), 1, 2, 3, 0x2000, &out_a);
+    lwp_lwpins(&b, &env, mem.mem(), 1, 2, 3, 0x2000, &out_b);
+    EXPECT_TRUE(states_equal(a, b));
+
+    // SLWPCB's flush stores the record and restarts its counter once.
+    a = settled;
+    b = st;
+    lwp_slwpcb(&a, &env, mem.mem(), &out_a);
+    lwp_slwpcb(&b, &env, mem.mem(), &out_b);
+    EXPECT_EQ(out_a.status, LWP_OK);
+    EXPECT_TRUE(states_equal(a, b));
+    EXPECT_EQ(b.pending[0], 0);
+    EXPECT_EQ(b.counter[LWP_EVENT_IRE], 0x1000 - 6);
+}
+
+TEST_F(StoreLean, TheQuietStoreWritesTheRecordAloneAndDeclinesTheRest)
+{
+    start_ire(96, true);
+    LwpLeanStore s;
+    for (uint32_t i = 1; i <= 2; i++) {
+        gather(i);
+        ASSERT_TRUE(lwp_store_lean(&st, true, 0, nullptr, &s)) << i;
+        EXPECT_EQ(s.slot, kRing + 32 * (i - 1));
+        EXPECT_EQ(s.nfields, 0u);
+        EXPECT_EQ(s.commit.head, 32 * i);
+        const uint8_t *rec = st.pending;
+        mem.poke(s.slot, rec, LWP_RECORD_SIZE);
+        lwp_store_commit(&st, &caps, &s.commit);
+        EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000);
+    }
+    // The third reaches the threshold (96): 8.3's re-read and the
+    // interrupt are not the quiet store's.
+    gather(3);
+    const LwpState before = st;
+    EXPECT_FALSE(lwp_store_lean(&st, true, 0, nullptr, &s));
+    EXPECT_TRUE(states_equal(st, before));
+    // Legacy mode: a slot that would wrap around 4 GiB.
+    st.buffer_base = 0xFFFFFFF0ull - st.head;
+    EXPECT_FALSE(lwp_store_lean(&st, false, 0, nullptr, &s));
+    uint64_t slot;
+    EXPECT_FALSE(lwp_record_slot(&st, false, &slot));
+}
+
+// Random rings: the lean path's decision, when it takes one, is the
+// general path's, write for write; otherwise it changes nothing.
+TEST_F(StoreLean, AgreesWithTheGeneralPath)
+{
+    std::mt19937 rng(2026);
+    unsigned lean = 0, declined = 0, missed = 0, quiet = 0, read = 0;
+    for (unsigned iter = 0; iter < 4000; iter++) {
+        FakeMem m1, m2;
+        uint64_t missed_before;
+        const LwpState s = random_store_case(rng, kCb, kRing, m1, m2, &missed_before);
+
+        const bool long_mode = rng() % 3 != 0;
+        const LwpCpuEnv e = long_mode ? env : env32(&caps);
+        LwpState general = s;
+        LwpOutcome out_g;
+        lwp_store_pending(&general, &e, m2.mem(), &out_g);
+
+        // The quiet store, when it says so, is the general path's store
+        // of the record alone (if that one may be written).
+        LwpLeanStore q_store;
+        if (lwp_store_lean(&s, long_mode, 0, nullptr, &q_store) &&
+            out_g.status == LWP_OK) {
+            quiet++;
+            ASSERT_EQ(out_g.nwrites, 1u) << iter;
+            EXPECT_EQ(q_store.nfields, 0u) << iter;
+            EXPECT_EQ(out_g.writes[0].addr, q_store.slot) << iter;
+            EXPECT_FALSE(out_g.interrupt) << iter;
+            EXPECT_EQ(general.head, q_store.commit.head) << iter;
+            EXPECT_EQ(general.tail, q_store.commit.tail) << iter;
+        }
+
+        LwpState q = s;
+        LeanStorer storer(m1, long_mode);
+        const auto before = m1.snapshot();
+        LwpOutcome out_q;
+        if (!storer.store(q, env.caps, &out_q)) {
+            declined++;
+            EXPECT_TRUE(states_equal(q, s)) << iter;
+            EXPECT_TRUE(m1.same_as(before)) << iter;
+            continue;
+        }
+        lean++;
+        read += storer.fields_read;
+        ASSERT_EQ(out_g.status, LWP_OK) << iter;
+        m2.apply(out_g);
+        missed += m2.peek64(kCb + 24) != missed_before;
+        expect_same_store(out_q, out_g, q, general, m1, m2, iter);
+    }
+    // Every way was exercised: quiet stores, fields read, missed events,
+    // declines.
+    EXPECT_GT(lean, 1000u);
+    EXPECT_GT(quiet, 500u);
+    EXPECT_GT(read, 300u);
+    EXPECT_GT(missed, 100u);
+    EXPECT_GT(declined, 100u);
+}
+
+} // namespace
