@@ -35,6 +35,10 @@ FIELD(LWP_TB_INFO, EIP, 27, 1)
 /* A crossing's record may be stored after the TB (lwp_tb_defer). */
 FIELD(LWP_TB_INFO, DEFER, 28, 1)
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
+/* ... and its first instructions' lengths (QemuLwpDisas.lens) ... */
+#define LWP_TB_LENS 16
+#define LWP_TB_LEN_BITS 4
+#define LWP_TB_LEN_MASK 15
 /* ... what helper_lwp_retire learns of its instruction ... */
 FIELD(LWP_RETIRE, LEN, 0, 8)
 FIELD(LWP_RETIRE, BRANCH, 8, 2)

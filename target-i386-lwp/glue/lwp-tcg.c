@@ -1035,22 +1035,47 @@ static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
 }
 
 /*
+ * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if one
+ * of them is not known: nibbles added pairwise into bytes, which one
+ * multiplication adds up (at most 16 * 15 = 240).
+ */
+static uint32_t lwp_tb_lens_sum(uint64_t lens, uint32_t n)
+{
+    const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
+    uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
+                                 : lens;
+
+    if (!((lens >> (LWP_TB_LEN_BITS * (n - 1))) & LWP_TB_LEN_MASK)) {
+        return 0;
+    }
+    x = (x & nibbles) + ((x >> LWP_TB_LEN_BITS) & nibbles);
+    return (x * 0x0101010101010101ull) >> 56;
+}
+
+/*
  * The address of instruction @split of a TB whose record is deferred.
  * Every instruction of such a TB is charged, so the first and the last
- * one's addresses are known without decoding.
+ * one's addresses are known without decoding, and those between from
+ * the lengths the TB passes (@lens) or else its unwind data.
  */
 static uint64_t lwp_tb_defer_ip(CPUX86State *env, uint64_t info,
                                 const LwpTbShape *tb, uint32_t split,
-                                const void *tb_ptr)
+                                const void *tb_ptr, uint64_t lens)
 {
+    unsigned csize = FIELD_EX64(info, LWP_TB_INFO, CSIZE);
+    uint32_t off;
+
     if (split + 1 == tb->icount) {
         return tb->last_ip;
     }
     if (!split) {
         return tb->first_ip;
     }
-    return lwp_tb_insn_ip(env, tb_ptr, split,
-                          FIELD_EX64(info, LWP_TB_INFO, CSIZE));
+    off = split <= LWP_TB_LENS ? lwp_tb_lens_sum(lens, split) : 0;
+    if (off) {
+        return lwp_wrap_ip(tb->first_ip + off, csize);
+    }
+    return lwp_tb_insn_ip(env, tb_ptr, split, csize);
 }
 
 /*
@@ -1149,7 +1174,7 @@ static bool lwp_store_after_tb(X86CPU *cpu, uint32_t after)
  */
 static __attribute__((cold, noinline))
 const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
-                                const void *tb_ptr)
+                                const void *tb_ptr, uint64_t lens)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
@@ -1182,7 +1207,7 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
     lwp_tb_shape(env, info, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
     if (action == LWP_TB_DEFER) {
-        uint64_t ip = lwp_tb_defer_ip(env, info, &tb, split, tb_ptr);
+        uint64_t ip = lwp_tb_defer_ip(env, info, &tb, split, tb_ptr, lens);
         bool deferred = false;
 
         if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1)) {
@@ -1219,7 +1244,8 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
  */
 __attribute__((hot))
 const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
-                               target_ulong eip, const void *tb_ptr)
+                               target_ulong eip, const void *tb_ptr,
+                               uint64_t lens)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     X86CPU *cpu = env_archcpu(env);
@@ -1236,14 +1262,14 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     t->deferred_unwind = 0;
     if ((t->tb_flags & HF_LWP_IPF_MASK) ||
         FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
-        return lwp_tb_slow_general(env, info, tb_ptr);
+        return lwp_tb_slow_general(env, info, tb_ptr, lens);
     }
     if (env->lwp.pending[0]) {
         /* Its counter restarted when it was gathered, some TBs ago. */
         bool restarted = env->lwp.restarted;
 
         if (!lwp_store_pending_lean(env)) {
-            return lwp_tb_slow_general(env, info, tb_ptr);
+            return lwp_tb_slow_general(env, info, tb_ptr, lens);
         }
         if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr) {
             /*
@@ -1283,7 +1309,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         if (!cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store &&
             lwp_tb_defer_quickly(env, &tb,
                                  lwp_tb_defer_ip(env, info, &tb, split,
-                                                 tb_ptr), true)) {
+                                                 tb_ptr, lens), true)) {
             t->deferred_unwind = tb.charged - split;
             t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
             trace_lwp_tb_defer(env->eip, split);
@@ -1293,7 +1319,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     default:
         break;
     }
-    return lwp_tb_slow_general(env, info, tb_ptr);
+    return lwp_tb_slow_general(env, info, tb_ptr, lens);
 }
 
 void helper_lwp_retire(CPUX86State *env, uint32_t info)

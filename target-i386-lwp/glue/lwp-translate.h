@@ -15,6 +15,13 @@ typedef struct QemuLwpDisas {
     TCGLabel *resume;         /* where the slow path rejoins the TB */
     uint32_t charged;         /* leading instructions charged at TB start */
     uint32_t last_off;        /* pc of the last instruction - pc_first */
+    /*
+     * The lengths of its first LWP_TB_LENS instructions, 4 bits each from
+     * bit 0, known once the next one starts: helper_lwp_tb_slow finds a
+     * crossing instruction's address by adding them up.  0: not known.
+     */
+    uint64_t lens;
+    bool lens_broken;         /* a length over LWP_TB_LEN_MASK: lens unused */
     vaddr insn_pc;            /* pc of the instruction being translated */
     uint8_t kind;             /* QemuLwpInsnKind of that instruction */
     uint8_t branch;           /* its LwpBranchClass */
