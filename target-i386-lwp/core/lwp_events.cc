@@ -243,19 +243,18 @@ bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,
     st->restarted = st->counter[LWP_EVENT_IRE] - below;
 }
 
-unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
-                    uint8_t records[2][LWP_RECORD_SIZE]) noexcept
+[[gnu::hot]] unsigned lwp_retire(LwpState *st, const LwpCaps *caps,
+                                  uint8_t core_id, const LwpRetired *insn,
+                                  uint8_t records[2][LWP_RECORD_SIZE]) noexcept
 {
     lwp_settle(st);
-    const LwpCaps &caps = *env->caps;
     // What lwp_hw_config would say, for these two events only: this runs
     // for every record.
-    const bool ire = enabled(*st, caps, LWP_EVENT_IRE);
-    const bool bre = enabled(*st, caps, LWP_EVENT_BRE);
-    if ((!ire && !bre) || !lwp_ip_counted(st, &caps, insn->ip)) {
+    const bool ire = enabled(*st, *caps, LWP_EVENT_IRE);
+    const bool bre = enabled(*st, *caps, LWP_EVENT_BRE);
+    if ((!ire && !bre) || !lwp_ip_counted(st, caps, insn->ip)) {
         return 0;
     }
-    const uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
     unsigned n = 0;
     // 8.1: both events count; instructions retired is reported first.
     if (ire && insn->counted && count_event(*st, LWP_EVENT_IRE)) {

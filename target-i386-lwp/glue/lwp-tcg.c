@@ -1316,21 +1316,95 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
             return NULL;
         }
         break;
+    case LWP_TB_SPLIT:
+        /*
+         * A branch record (or one that may not wait): the TB cut to
+         * length stores it when its instruction retires.  Under -icount
+         * the cut is made after the crossing instead (lwp_tb_decide).
+         */
+        if (!(curr_cflags(env_cpu(env)) & CF_USE_ICOUNT)) {
+            return lwp_tb_split(env, info, split, tb.icount);
+        }
+        break;
     default:
         break;
     }
     return lwp_tb_slow_general(env, info, tb_ptr, lens);
 }
 
+/* The instruction helper_lwp_retire retires, as @info describes it. */
+static void lwp_retired_insn(CPUX86State *env, uint32_t info, LwpRetired *insn)
+{
+    insn->ip = env->lwp_tcg.insn_ip;
+    insn->fallthrough = lwp_wrap_ip(insn->ip +
+                                    FIELD_EX32(info, LWP_RETIRE, LEN),
+                                    FIELD_EX32(info, LWP_RETIRE, CSIZE));
+    insn->next_ip = env->eip;
+    insn->branch = FIELD_EX32(info, LWP_RETIRE, BRANCH);
+    insn->counted = true;
+    insn->taken = FIELD_EX32(info, LWP_RETIRE, TAKEN);
+}
+
+/* Store @n records in turn, through the general path where needed. */
+static void lwp_store_records(LwpGuestMem *m, LwpCpuEnv *cpu,
+                              uint8_t (*records)[LWP_RECORD_SIZE], unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        /* If this store faults, the record waits and any later one is lost. */
+        memcpy(m->env->lwp.pending, records[i], LWP_RECORD_SIZE);
+        if (!lwp_store_pending_lean(m->env)) {
+            lwp_store_pending_or_fault(m, cpu);
+        }
+    }
+}
+
+/*
+ * helper_lwp_retire when the lean store declines, or with IP filtering:
+ * at an I/O boundary, with the model's view of memory.  Retires the
+ * instruction unless @records holds the @n records it gathered already.
+ */
+static __attribute__((cold, noinline))
+void lwp_retire_general(CPUX86State *env, uint32_t info,
+                        uint8_t (*records)[LWP_RECORD_SIZE], unsigned n)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+    X86CPU *cpu = env_archcpu(env);
+    LwpBoundary b LWP_UNINITIALIZED;
+    LwpGuestMem mem LWP_UNINITIALIZED;
+    LwpCpuEnv cpu_env LWP_UNINITIALIZED;
+    LwpRetired insn LWP_UNINITIALIZED;
+    uint8_t gathered[2][LWP_RECORD_SIZE] LWP_UNINITIALIZED;
+
+    b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
+    lwp_guest_init(&mem, &cpu_env, env, lwp_boundary_ra());
+    if (!records) {
+        /*
+         * Not retired yet.  A pending record goes first: one XRSTOR
+         * restored would be overwritten by the records gathered here.
+         */
+        if (env->lwp.pending[0] && !lwp_store_pending_lean(env)) {
+            lwp_settle(&env->lwp);
+            lwp_store_pending_or_fault(&mem, &cpu_env);
+        }
+        if (t->tb_flags & HF_LWP_IPF_MASK) {
+            lwp_step_or_fault(&mem, &cpu_env, lwp_prepare);
+        }
+        lwp_retired_insn(env, info, &insn);
+        records = gathered;
+        n = lwp_retire(&env->lwp, &cpu->lwp_caps, LWP_CFG_COREID(env->lwp_cfg),
+                       &insn, records);
+    }
+    lwp_store_records(&mem, &cpu_env, records, n);
+    lwp_boundary_end(env, &b, &mem);
+}
+
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+    X86CPU *cpu = env_archcpu(env);
     uint8_t records[2][LWP_RECORD_SIZE] LWP_UNINITIALIZED;
-    LwpBoundary b LWP_UNINITIALIZED;
-    LwpGuestMem mem LWP_UNINITIALIZED;
-    LwpCpuEnv cpu LWP_UNINITIALIZED;
     LwpRetired insn LWP_UNINITIALIZED;
-    unsigned n;
+    unsigned i, n;
 
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
@@ -1339,35 +1413,27 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         (FIELD_EX32(info, LWP_RETIRE, REP) && env->eip == t->insn_ip)) {
         return;
     }
-
-    b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
-    lwp_guest_init(&mem, &cpu, env, lwp_boundary_ra());
     /*
-     * A pending record goes first: one XRSTOR restored would be overwritten
-     * by the records gathered here.  (A waiting one, its counter restarted,
-     * was stored at this TB's start.)
+     * (A record waiting since its TB's start, its counter restarted, was
+     * stored at this TB's start.)
      */
-    if (env->lwp.pending[0] && !lwp_store_pending_lean(env)) {
-        lwp_settle(&env->lwp);
-        lwp_store_pending_or_fault(&mem, &cpu);
+    if ((t->tb_flags & HF_LWP_IPF_MASK) ||
+        (env->lwp.pending[0] && !lwp_store_pending_lean(env))) {
+        lwp_retire_general(env, info, NULL, 0);
+        return;
     }
-    if (t->tb_flags & HF_LWP_IPF_MASK) {
-        lwp_step_or_fault(&mem, &cpu, lwp_prepare);
-    }
-    insn.ip = t->insn_ip;
-    insn.fallthrough = lwp_wrap_ip(insn.ip + FIELD_EX32(info, LWP_RETIRE, LEN),
-                                   FIELD_EX32(info, LWP_RETIRE, CSIZE));
-    insn.next_ip = env->eip;
-    insn.branch = FIELD_EX32(info, LWP_RETIRE, BRANCH);
-    insn.counted = true;
-    insn.taken = FIELD_EX32(info, LWP_RETIRE, TAKEN);
-    n = lwp_retire(&env->lwp, &cpu, &insn, records);
-    for (unsigned i = 0; i < n; i++) {
-        /* If this store faults, the record waits and any later one is lost. */
+    /*
+     * The common case: counted, and its records stored by the lean store,
+     * which makes no I/O and cannot leave the CPU loop; no boundary needed.
+     */
+    lwp_retired_insn(env, info, &insn);
+    n = lwp_retire(&env->lwp, &cpu->lwp_caps, LWP_CFG_COREID(env->lwp_cfg),
+                   &insn, records);
+    for (i = 0; i < n; i++) {
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
         if (!lwp_store_pending_lean(env)) {
-            lwp_store_pending_or_fault(&mem, &cpu);
+            lwp_retire_general(env, info, records + i, n - i);
+            return;
         }
     }
-    lwp_boundary_end(env, &b, &mem);
 }

@@ -66,7 +66,8 @@ protected:
         r.branch = branch;
         r.counted = true;
         r.taken = next != ip + 2 || taken_to_next;
-        return lwp_retire(&st, &env, &r, records);
+        return lwp_retire(&st, env.caps, LWP_CFG_COREID(env.lwp_cfg), &r,
+                          records);
     }
 };
 

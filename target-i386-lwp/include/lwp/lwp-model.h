@@ -333,9 +333,12 @@ typedef struct LwpRetired {
 
 /*
  * Count @insn; every enabled event whose counter is now negative gathers a
- * record into @records (instructions retired first).  Returns how many.
+ * record into @records (instructions retired first), with CoreId @core_id.
+ * Returns how many.  Needs no memory: the IP range, if IP filtering
+ * applies, was read already (lwp_prepare).
  */
-unsigned lwp_retire(LwpState *st, const LwpCpuEnv *env, const LwpRetired *insn,
+unsigned lwp_retire(LwpState *st, const LwpCaps *caps, uint8_t core_id,
+                    const LwpRetired *insn,
                     uint8_t records[2][LWP_RECORD_SIZE]) LWP_NOEXCEPT;
 
 /*
