@@ -21,7 +21,7 @@ constexpr uint32_t kUnlimited = UINT32_MAX;
 
 // The Flags bit first: it alone answers for the events a session did not
 // enable, and this runs several times for every record.
-bool enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
+[[gnu::hot]] bool enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
 {
     return (st.flags & event_bit(id)) && st.cbaddr &&
            (caps.features & (1u << id)) && id <= cb_event_count(caps);
@@ -33,7 +33,7 @@ bool ip_filter_applies(const LwpState &st, const LwpCaps &caps)
 }
 
 // Table 6-2: each filter removes exactly one class of branches.
-int32_t branch_weight(const LwpState &st, unsigned branch)
+[[gnu::hot]] int32_t branch_weight(const LwpState &st, unsigned branch)
 {
     switch (branch) {
     case LWP_BRANCH_COND:
@@ -85,7 +85,7 @@ bool one_ire_crossing(const LwpState &st, const LwpTbShape &tb, uint32_t cross)
 }
 
 // Figure 2-3 (generic record) and figure 2-4 (branch record).
-void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
+[[gnu::hot]] void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
                      uint8_t core_id, const LwpRetired &insn)
 {
     memset(record, 0, LWP_RECORD_SIZE);
@@ -103,7 +103,7 @@ void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
 
 // lwp_tb_defer once the slot is known to take the record: the TB is
 // charged whole and its crossing instruction's record waits in pending.
-void gather_deferred(LwpState &st, const LwpCaps &caps, uint8_t core_id,
+[[gnu::hot]] void gather_deferred(LwpState &st, const LwpCaps &caps, uint8_t core_id,
                      const LwpTbShape &tb, uint64_t ip)
 {
     st.counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb.charged);

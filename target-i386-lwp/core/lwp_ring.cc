@@ -171,7 +171,7 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
 
 // Step 5 for the event a stored record reports: its counter restarts like
 // after any other store.
-void restart_counter(LwpState &st, const LwpCaps &caps, unsigned id)
+[[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps, unsigned id)
 {
     if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
         reset_counter(st, id);
@@ -489,7 +489,7 @@ bool lean_store(const LwpState &st, bool long_mode, unsigned bits,
 
 } // namespace
 
-bool store_is_quiet(const LwpState &st)
+[[gnu::hot]] bool store_is_quiet(const LwpState &st)
 {
     // A live session (latitude mode) reads the interval from the LWPCB when
     // the counter restarts: a read that may fault and whose value the
@@ -586,7 +586,7 @@ void draw_interval_policy(LwpState &st, const LwpCpuEnv &env)
     st.intervals_live = static_cast<uint8_t>(z >> 63);
 }
 
-uint64_t next_random(uint64_t *rng)
+[[gnu::hot]] uint64_t next_random(uint64_t *rng)
 {
     uint64_t x = *rng ? *rng : kRngSeed;
     x ^= x >> 12;
@@ -610,7 +610,7 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
     return ring_store(st, access, record, env.latitude.tail_reread, missed);
 }
 
-bool count_event(LwpState &st, unsigned id)
+[[gnu::hot]] bool count_event(LwpState &st, unsigned id)
 {
     // Counters are 26-bit fields in the LWPCB and the XSAVE area: saturate
     // rather than wrap to a large positive value.
@@ -620,7 +620,7 @@ bool count_event(LwpState &st, unsigned id)
     return st.counter[id] < 0;
 }
 
-void reset_counter(LwpState &st, unsigned id)
+[[gnu::hot]] void reset_counter(LwpState &st, unsigned id)
 {
     // Overrun (counter below -1) shortens the next interval so that the
     // average distance between samples stays the interval (step 5).

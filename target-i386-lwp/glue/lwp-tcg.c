@@ -997,7 +997,9 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
     }
 }
 
-static void lwp_tb_shape(CPUX86State *env, uint64_t info, LwpTbShape *tb)
+static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
+                                                    uint64_t info,
+                                                    LwpTbShape *tb)
 {
     tb->first_ip = env->eip;
     tb->last_ip = lwp_wrap_ip(env->eip +
@@ -1039,7 +1041,8 @@ static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
  * of them is not known: nibbles added pairwise into bytes, which one
  * multiplication adds up (at most 16 * 15 = 240).
  */
-static uint32_t lwp_tb_lens_sum(uint64_t lens, uint32_t n)
+static inline QEMU_ALWAYS_INLINE uint32_t lwp_tb_lens_sum(uint64_t lens,
+                                                          uint32_t n)
 {
     const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
     uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
@@ -1058,9 +1061,9 @@ static uint32_t lwp_tb_lens_sum(uint64_t lens, uint32_t n)
  * one's addresses are known without decoding, and those between from
  * the lengths the TB passes (@lens) or else its unwind data.
  */
-static uint64_t lwp_tb_defer_ip(CPUX86State *env, uint64_t info,
-                                const LwpTbShape *tb, uint32_t split,
-                                const void *tb_ptr, uint64_t lens)
+static inline QEMU_ALWAYS_INLINE
+uint64_t lwp_tb_defer_ip(CPUX86State *env, uint64_t info, const LwpTbShape *tb,
+                         uint32_t split, const void *tb_ptr, uint64_t lens)
 {
     unsigned csize = FIELD_EX64(info, LWP_TB_INFO, CSIZE);
     uint32_t off;
@@ -1398,6 +1401,7 @@ void lwp_retire_general(CPUX86State *env, uint32_t info,
     lwp_boundary_end(env, &b, &mem);
 }
 
+__attribute__((hot))
 void helper_lwp_retire(CPUX86State *env, uint32_t info)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
