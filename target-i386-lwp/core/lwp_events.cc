@@ -85,8 +85,9 @@ bool one_ire_crossing(const LwpState &st, const LwpTbShape &tb, uint32_t cross)
 }
 
 // Figure 2-3 (generic record) and figure 2-4 (branch record).
-[[gnu::hot]] void build_hw_record(uint8_t record[LWP_RECORD_SIZE], unsigned id,
-                     uint8_t core_id, const LwpRetired &insn)
+[[gnu::hot]] void build_hw_record(uint8_t record[LWP_RECORD_SIZE],
+                                  unsigned id, uint8_t core_id,
+                                  const LwpRetired &insn)
 {
     memset(record, 0, LWP_RECORD_SIZE);
     record[0] = static_cast<uint8_t>(id);
@@ -103,8 +104,9 @@ bool one_ire_crossing(const LwpState &st, const LwpTbShape &tb, uint32_t cross)
 
 // lwp_tb_defer once the slot is known to take the record: the TB is
 // charged whole and its crossing instruction's record waits in pending.
-[[gnu::hot]] void gather_deferred(LwpState &st, const LwpCaps &caps, uint8_t core_id,
-                     const LwpTbShape &tb, uint64_t ip)
+[[gnu::hot]] void gather_deferred(LwpState &st, const LwpCaps &caps,
+                                  uint8_t core_id, const LwpTbShape &tb,
+                                  uint64_t ip)
 {
     st.counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb.charged);
     if (enabled(st, caps, LWP_EVENT_BRE)) {

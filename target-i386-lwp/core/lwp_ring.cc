@@ -88,9 +88,10 @@ bool reread_tail(Ring &st, Acc &access)
 }
 
 // Step 3 (store) and 4 (report) of section 1.1 with section 8.3's rules,
-// for a ring whose cached fields are valid.  Written once for the two
+// for a ring whose cached fields are valid.  Written once for the three
 // ways the model runs it: on the whole state through Access (the general
-// path), and on RingView through LeanAccess (lwp_store_fast).  @Ring has
+// path), and on RingView through LeanAccess (lwp_store_fast) or
+// FieldCopyAccess (lwp_store_lean).  @Ring has
 // LwpState's ring fields; @Acc has Access's interface.  @tail_reread is
 // latitude mode's n of 8.3's "every nth time" (0 or 1: every time).
 template <typename Ring, typename Acc>
@@ -171,7 +172,8 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
 
 // Step 5 for the event a stored record reports: its counter restarts like
 // after any other store.
-[[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps, unsigned id)
+[[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps,
+                                  unsigned id)
 {
     if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
         reset_counter(st, id);
@@ -431,9 +433,9 @@ public:
     }
 
 private:
-    // In one piece (CallbackMem::linear), and clear of every write recorded so far
-    // (a ring laid over the LWPCB's own fields is the general path's
-    // business).  *@addr becomes the linear address.
+    // In one piece (CallbackMem::linear), and clear of every write recorded
+    // so far (a ring laid over the LWPCB's own fields is the general
+    // path's business).  *@addr becomes the linear address.
     bool usable(uint64_t *addr_io, uint32_t len) const
     {
         if (!CallbackMem::linear(long_mode_, bits_, addr_io, len)) {
@@ -666,10 +668,9 @@ extern "C" {
     return lwp::linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
 }
 
-[[gnu::flatten, gnu::hot]] bool lwp_store_lean(const LwpState *st, bool long_mode,
-                                                uint8_t tail_reread,
-                                                const uint8_t *fields,
-                                                LwpLeanStore *s) noexcept
+[[gnu::flatten, gnu::hot]]
+bool lwp_store_lean(const LwpState *st, bool long_mode, uint8_t tail_reread,
+                    const uint8_t *fields, LwpLeanStore *s) noexcept
 {
     using namespace lwp;
 

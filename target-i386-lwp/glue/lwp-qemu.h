@@ -35,10 +35,6 @@ FIELD(LWP_TB_INFO, EIP, 27, 1)
 /* A crossing's record may be stored after the TB (lwp_tb_defer). */
 FIELD(LWP_TB_INFO, DEFER, 28, 1)
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
-/* ... and its first instructions' lengths (QemuLwpDisas.lens) ... */
-#define LWP_TB_LENS 16
-#define LWP_TB_LEN_BITS 4
-#define LWP_TB_LEN_MASK 15
 /* ... what helper_lwp_retire learns of its instruction ... */
 FIELD(LWP_RETIRE, LEN, 0, 8)
 FIELD(LWP_RETIRE, BRANCH, 8, 2)
@@ -54,6 +50,15 @@ FIELD(LWP_RETIRE, INDEX, 16, 10)
 #define LWP_UNWIND_SHIFT 16
 FIELD(LWP_UNWIND, IRE, 0, 10)           /* IRE charge of it and later ones */
 FIELD(LWP_UNWIND, BRANCH, 10, 2)        /* the TB's last branch's class */
+
+/*
+ * helper_lwp_tb_slow's own argument, apart from the TB's info: the lengths
+ * of the TB's first LWP_TB_LENS instructions, LWP_TB_LEN_BITS each from
+ * bit 0 (QemuLwpDisas.lens); no x86 instruction is longer than 15 bytes.
+ */
+#define LWP_TB_LENS 16
+#define LWP_TB_LEN_BITS 4
+#define LWP_TB_LEN_MASK MAKE_64BIT_MASK(0, LWP_TB_LEN_BITS)
 
 /* linux-user: a new thread or process starts with LWP disabled (spec 8.4). */
 void x86_lwp_new_task(CPUX86State *env);

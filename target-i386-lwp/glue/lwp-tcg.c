@@ -785,7 +785,8 @@ static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
  * (lwp_tb_defer_known) and stored (lwp_store_lean) once lwp_slot_host
  * found its slot writable; a store that reads the LWPCB (a full ring, a
  * threshold) is decided by lwp_store_lean too, on a copy of the LWPCB's
- * fields made here once lwp_fields_host found them readable and writable.
+ * fields made here once lwp_fields_host found them readable, and written
+ * once found writable.
  * In linux-user the pages lwp_probe's page memory knows while no mapping
  * changed since (PAGE_WRITE is off while a page holds translated code),
  * read and written here, in C, with the return address set, so that a
@@ -843,10 +844,13 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
 
 /*
  * The host address of the LWPCB's fields a store reads (lwp_store_fields),
- * if they may be read and written now as lwp_slot_host's slot may be; else
- * NULL.  The fields are read too: no read watchpoint on them either.
+ * if they may be read (@access MMU_DATA_LOAD) or written now as
+ * lwp_slot_host's slot may be; else NULL.  In system mode a store probe
+ * sets the PTE's Dirty bit and makes translated code in the range invalid,
+ * so it is made only for a store that writes a field.
  */
-static void *lwp_fields_host(CPUX86State *env, uint64_t addr)
+static void *lwp_fields_host(CPUX86State *env, uint64_t addr,
+                             MMUAccessType access)
 {
     uint64_t page = addr & TARGET_PAGE_MASK;
 
@@ -854,7 +858,7 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr)
         return NULL;
     }
 #ifdef CONFIG_USER_ONLY
-    const int rw = PAGE_READ | PAGE_WRITE;
+    int want = access == MMU_DATA_STORE ? PAGE_WRITE : PAGE_READ;
     int index;
 
     if (cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
@@ -864,18 +868,16 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr)
     if (index < 0) {
         index = lwp_page_learn(env, page, page_flags_generation());
     }
-    if ((env->lwp_tcg.known[index].flags & rw) != rw) {
+    if (!(env->lwp_tcg.known[index].flags & want)) {
         return NULL;
     }
     return g2h(env_cpu(env), addr);
 #else
-    int mmu_idx = cpu_mmu_index(env_cpu(env), false);
     void *host;
 
-    if (probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, MMU_DATA_LOAD,
-                           mmu_idx, true, &host, 0) ||
-        probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, MMU_DATA_STORE,
-                           mmu_idx, true, &host, 0) || !host) {
+    if (probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, access,
+                           cpu_mmu_index(env_cpu(env), false), true, &host,
+                           0) || !host) {
         return NULL;
     }
     return host;
@@ -883,29 +885,29 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr)
 }
 
 /*
- * lwp_store_lean on a copy of the LWPCB's fields as they are now, and
- * their host address in *@cb_host: the store of a full ring or past a
- * threshold, out of the common store's way.
+ * lwp_store_lean on a copy of the LWPCB's fields as they are now, at
+ * linear address *@cb: the store of a full ring or past a threshold, out
+ * of the common store's way.
  */
 static __attribute__((noinline))
 bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
                               uint8_t tail_reread, LwpLeanStore *s,
-                              uint8_t **cb_host)
+                              uint64_t *cb)
 {
     uint8_t fields[LWP_STORE_FIELDS_LEN];
-    uint64_t addr;
+    const uint8_t *host;
 
-    if (!lwp_store_fields(&env->lwp, long_mode, &addr)) {
+    if (!lwp_store_fields(&env->lwp, long_mode, cb)) {
         return false;
     }
-    *cb_host = lwp_fields_host(env, addr);
-    if (!*cb_host) {
+    host = lwp_fields_host(env, *cb, MMU_DATA_LOAD);
+    if (!host) {
         return false;
     }
 #ifdef CONFIG_USER_ONLY
     set_helper_retaddr(lwp_boundary_ra());
 #endif
-    memcpy(fields, *cb_host, sizeof(fields));
+    memcpy(fields, host, sizeof(fields));
 #ifdef CONFIG_USER_ONLY
     clear_helper_retaddr();
 #endif
@@ -924,17 +926,23 @@ static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_lean(CPUX86State *env)
     uint8_t tail_reread = cpu->lwp_latitude.model.tail_reread;
     uint8_t event = env->lwp.pending[0];
     uint8_t *cb_host = NULL;
+    uint64_t cb = 0;
     LwpLeanStore s;
     void *host;
 
     if (!lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, &s) &&
-        !lwp_store_lean_on_fields(env, long_mode, tail_reread, &s,
-                                  &cb_host)) {
+        !lwp_store_lean_on_fields(env, long_mode, tail_reread, &s, &cb)) {
         return false;
     }
     host = lwp_slot_host(env, s.slot);
     if (!host) {
         return false;
+    }
+    if (s.nfields) {
+        cb_host = lwp_fields_host(env, cb, MMU_DATA_STORE);
+        if (!cb_host) {
+            return false;
+        }
     }
 #ifdef CONFIG_USER_ONLY
     set_helper_retaddr(lwp_boundary_ra());
@@ -1037,14 +1045,19 @@ static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
 }
 
 /*
- * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if one
- * of them is not known: nibbles added pairwise into bytes, which one
- * multiplication adds up (at most 16 * 15 = 240).
+ * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if
+ * they are not known: the translator fills the lengths in order and
+ * passes none if one did not fit, so the nth alone says.  Nibbles are
+ * added pairwise into bytes, which one multiplication adds up (at most
+ * 16 * 15 = 240: no carry between bytes).
  */
 static inline QEMU_ALWAYS_INLINE uint32_t lwp_tb_lens_sum(uint64_t lens,
                                                           uint32_t n)
 {
     const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
+
+    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64 ||
+                      LWP_TB_LEN_BITS != 4);
     uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
                                  : lens;
 
@@ -1323,7 +1336,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         /*
          * A branch record (or one that may not wait): the TB cut to
          * length stores it when its instruction retires.  Under -icount
-         * the cut is made after the crossing instead (lwp_tb_decide).
+         * the cut is made after the crossing instead (lwp_tb_split).
          */
         if (!(curr_cflags(env_cpu(env)) & CF_USE_ICOUNT)) {
             return lwp_tb_split(env, info, split, tb.icount);
@@ -1362,9 +1375,12 @@ static void lwp_store_records(LwpGuestMem *m, LwpCpuEnv *cpu,
 }
 
 /*
- * helper_lwp_retire when the lean store declines, or with IP filtering:
- * at an I/O boundary, with the model's view of memory.  Retires the
- * instruction unless @records holds the @n records it gathered already.
+ * helper_lwp_retire with IP filtering, or where the lean store declined
+ * the pending record: at an I/O boundary, with the model's view of
+ * memory.  The pending record goes first: one XRSTOR restored would be
+ * overwritten by the records gathered here, and a record gathered here
+ * waits for the store before it.  Then the instruction retires, unless
+ * it did already and @records holds the @n records after the pending one.
  */
 static __attribute__((cold, noinline))
 void lwp_retire_general(CPUX86State *env, uint32_t info,
@@ -1380,15 +1396,11 @@ void lwp_retire_general(CPUX86State *env, uint32_t info,
 
     b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
     lwp_guest_init(&mem, &cpu_env, env, lwp_boundary_ra());
+    if (env->lwp.pending[0]) {
+        lwp_settle(&env->lwp);
+        lwp_store_pending_or_fault(&mem, &cpu_env);
+    }
     if (!records) {
-        /*
-         * Not retired yet.  A pending record goes first: one XRSTOR
-         * restored would be overwritten by the records gathered here.
-         */
-        if (env->lwp.pending[0] && !lwp_store_pending_lean(env)) {
-            lwp_settle(&env->lwp);
-            lwp_store_pending_or_fault(&mem, &cpu_env);
-        }
         if (t->tb_flags & HF_LWP_IPF_MASK) {
             lwp_step_or_fault(&mem, &cpu_env, lwp_prepare);
         }
@@ -1408,7 +1420,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     X86CPU *cpu = env_archcpu(env);
     uint8_t records[2][LWP_RECORD_SIZE] LWP_UNINITIALIZED;
     LwpRetired insn LWP_UNINITIALIZED;
-    unsigned i, n;
+    unsigned n;
 
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
@@ -1418,8 +1430,9 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
         return;
     }
     /*
-     * (A record waiting since its TB's start, its counter restarted, was
-     * stored at this TB's start.)
+     * A record XRSTOR restored pending goes first (a record waiting since
+     * its TB's start, its counter restarted, was stored at this TB's
+     * start).
      */
     if ((t->tb_flags & HF_LWP_IPF_MASK) ||
         (env->lwp.pending[0] && !lwp_store_pending_lean(env))) {
@@ -1428,15 +1441,16 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
     }
     /*
      * The common case: counted, and its records stored by the lean store,
-     * which makes no I/O and cannot leave the CPU loop; no boundary needed.
+     * which does no I/O and in system mode never leaves the CPU loop: no
+     * boundary needed.
      */
     lwp_retired_insn(env, info, &insn);
     n = lwp_retire(&env->lwp, &cpu->lwp_caps, LWP_CFG_COREID(env->lwp_cfg),
                    &insn, records);
-    for (i = 0; i < n; i++) {
+    for (unsigned i = 0; i < n; i++) {
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
         if (!lwp_store_pending_lean(env)) {
-            lwp_retire_general(env, info, records + i, n - i);
+            lwp_retire_general(env, info, records + i + 1, n - i - 1);
             return;
         }
     }

@@ -257,8 +257,9 @@ inline void run_operations(FuzzedDataProvider &in, FuzzMem &mem, LwpState &st,
             insn.branch = in.ConsumeIntegralInRange<uint8_t>(0, LWP_BRANCH_CLASSES - 1);
             insn.counted = in.ConsumeBool();
             insn.taken = in.ConsumeBool();
-            const unsigned n = lwp_retire(&next, env.caps, LWP_CFG_COREID(env.lwp_cfg),
-                                          &insn, records);
+            const unsigned n =
+                lwp_retire(&next, env.caps, LWP_CFG_COREID(env.lwp_cfg), &insn,
+                           records);
             LWP_FUZZ_CHECK(n <= 2);
             for (unsigned i = 0; i < n; i++) {
                 LwpState before = next;

@@ -433,7 +433,7 @@ protected:
 };
 
 // A started session of instructions retired, and records made pending by
-// hand, for the tests of a record's store (lwp_store_fast, the quick path).
+// hand, for the tests of a record's store (lwp_store_fast, the lean store).
 class RingStoreTest : public LwpTest {
 protected:
     static constexpr uint32_t kRecords = kRingSize / LWP_RECORD_SIZE;
@@ -462,7 +462,7 @@ protected:
 };
 
 // A random ring with an instructions-retired record pending, for
-// comparing a store's quick paths with the general path: the LWPCB at @cb
+// comparing a store's lean paths with the general path: the LWPCB at @cb
 // and the ring in the two pages at @ring_pages, mapped (now and then
 // read-only) and filled alike in @a and @b.  *@missed is MissedEvents.
 inline LwpState random_store_case(std::mt19937 &rng, uint64_t cb,
@@ -504,7 +504,7 @@ inline LwpState random_store_case(std::mt19937 &rng, uint64_t cb,
     return s;
 }
 
-// A store decided two ways -- @a by a fast or quick path, @b by the general
+// A store decided two ways -- @a by a fast or lean path, @b by the general
 // path -- made the same writes and left the same state and memory.
 inline void expect_same_store(const LwpOutcome &a, const LwpOutcome &b,
                               const LwpState &state_a, const LwpState &state_b,

@@ -380,7 +380,8 @@ TEST_F(StoreLean, AgreesWithTheGeneralPath)
     for (unsigned iter = 0; iter < 4000; iter++) {
         FakeMem m1, m2;
         uint64_t missed_before;
-        const LwpState s = random_store_case(rng, kCb, kRing, m1, m2, &missed_before);
+        const LwpState s =
+            random_store_case(rng, kCb, kRing, m1, m2, &missed_before);
 
         const bool long_mode = rng() % 3 != 0;
         const LwpCpuEnv e = long_mode ? env : env32(&caps);

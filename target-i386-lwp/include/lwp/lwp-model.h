@@ -431,7 +431,7 @@ void lwp_tb_defer_known(LwpState *st, const LwpCaps *caps, uint8_t core_id,
  * then wait in st->pending past the TB (section 1.1, "the Store stage (and
  * subsequent stages) may complete some number of cycles after the tagged
  * instruction retires") with no counter below zero to call for its store.
- * The caller stores it (lwp_store_quiet) before anything else reads or
+ * The caller stores it (lwp_store_lean) before anything else reads or
  * changes LWP state, or settles it (lwp_settle); the model's other entry
  * points settle it first.
  */
