@@ -802,6 +802,26 @@ static bool lwp_long_mode(CPUX86State *env)
     return env->hflags & (HF_LMA_MASK | HF_CS64_MASK);
 }
 
+#ifndef CONFIG_USER_ONLY
+/*
+ * The host address of [addr, addr + len), in one page, if @access may be
+ * made there now as to plain RAM (no device, watchpoint or translated
+ * code), by a probe that cannot fault; else NULL.
+ */
+static void *lwp_plain_ram(CPUX86State *env, uint64_t addr, uint32_t len,
+                           MMUAccessType access)
+{
+    void *host;
+
+    if (probe_access_flags(env, addr, len, access,
+                           cpu_mmu_index(env_cpu(env), false), true, &host,
+                           0) || !host) {
+        return NULL;
+    }
+    return host;
+}
+#endif
+
 /*
  * Where a record may be written at @slot now, with no fault possible but a
  * host fault linux-user turns into the program's signal: the host address,
@@ -831,14 +851,7 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
     }
     return k->flags & PAGE_WRITE ? g2h(env_cpu(env), slot) : NULL;
 #else
-    void *host;
-
-    if (probe_access_flags(env, slot, LWP_RECORD_SIZE, MMU_DATA_STORE,
-                           cpu_mmu_index(env_cpu(env), false), true, &host,
-                           0) || !host) {
-        return NULL;
-    }
-    return host;
+    return lwp_plain_ram(env, slot, LWP_RECORD_SIZE, MMU_DATA_STORE);
 #endif
 }
 
@@ -873,14 +886,7 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr,
     }
     return g2h(env_cpu(env), addr);
 #else
-    void *host;
-
-    if (probe_access_flags(env, addr, LWP_STORE_FIELDS_LEN, access,
-                           cpu_mmu_index(env_cpu(env), false), true, &host,
-                           0) || !host) {
-        return NULL;
-    }
-    return host;
+    return lwp_plain_ram(env, addr, LWP_STORE_FIELDS_LEN, access);
 #endif
 }
 
