@@ -214,6 +214,15 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
         *split = ire_cross;
         return LWP_TB_DEFER;
     }
+    // The crossing instruction is the TB's last: it is seen retiring
+    // without a cut when the TB's exits can count it.
+    if (tb->last_at_exit && !ipf && cross + 1 == tb->icount &&
+        tb->charged == tb->icount) {
+        if (ire) {
+            st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged - 1);
+        }
+        return LWP_TB_RETIRE_LAST;
+    }
     *split = cross + 1;
     return LWP_TB_SPLIT;
 }

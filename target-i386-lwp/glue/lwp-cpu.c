@@ -145,6 +145,7 @@ void x86_lwp_state_changed(CPUX86State *env)
     memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
+    t->exit_armed = 0;
 }
 
 void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
@@ -168,6 +169,14 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
             lwp_tb_defer_undo(&env->lwp);
         }
         t->deferred_unwind = 0;
+    }
+    if (t->exit_armed) {
+        /* Its last instruction, which did not retire, was not charged. */
+        t->exit_armed = 0;
+        if (tb_flags & HF_LWP_IRE_MASK) {
+            env->lwp.counter[LWP_EVENT_IRE] += ire_left - 1;
+        }
+        return;
     }
     if (tb_flags & HF_LWP_IRE_MASK) {
         env->lwp.counter[LWP_EVENT_IRE] += ire_left;

@@ -34,6 +34,11 @@ FIELD(LWP_TB_INFO, GOTO, 26, 1)
 FIELD(LWP_TB_INFO, EIP, 27, 1)
 /* A crossing's record may be stored after the TB (lwp_tb_defer). */
 FIELD(LWP_TB_INFO, DEFER, 28, 1)
+/*
+ * Its last instruction, a branch, can be counted where it retires: each
+ * exit calls helper_lwp_retire while lwp_tcg.exit_armed is set.
+ */
+FIELD(LWP_TB_INFO, EXIT, 29, 1)
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
 /* ... what helper_lwp_retire learns of its instruction ... */
 FIELD(LWP_RETIRE, LEN, 0, 8)

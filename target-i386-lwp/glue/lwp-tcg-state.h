@@ -22,6 +22,12 @@ typedef struct QemuLwpTcg {
     uint32_t tb_icount;       /* instructions of the cut TB (-icount) */
     uint8_t tb_uncharged;     /* the running TB was not charged at its start */
     /*
+     * The running TB's last instruction, a branch at insn_ip, was not
+     * charged at its start (LWP_TB_RETIRE_LAST): its exit counts it when
+     * it retires, and a fault before then gives back no charge for it.
+     */
+    uint8_t exit_armed;
+    /*
      * The running TB's record in lwp.pending was gathered at its start
      * (lwp_tb_defer): a fault whose unwind gives back at least this many
      * instructions came before the tagged one retired.  0: none.  Only

@@ -1024,6 +1024,18 @@ static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
     tb->branch = FIELD_EX64(info, LWP_TB_INFO, BRANCH);
     /* Set only with lwp-store-delay (lwp_tr_tb_start). */
     tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
+    tb->last_at_exit = FIELD_EX64(info, LWP_TB_INFO, EXIT);
+}
+
+/*
+ * LWP_TB_RETIRE_LAST: the TB's last instruction, a branch, is counted at
+ * the exit it takes, by helper_lwp_retire.
+ */
+static inline QEMU_ALWAYS_INLINE void lwp_tb_arm_exit(CPUX86State *env,
+                                                       const LwpTbShape *tb)
+{
+    env->lwp_tcg.insn_ip = tb->last_ip;
+    env->lwp_tcg.exit_armed = 1;
 }
 
 /*
@@ -1252,6 +1264,9 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
     if (action == LWP_TB_SPLIT) {
         return lwp_tb_split(env, info, split, tb.icount);
     }
+    if (action == LWP_TB_RETIRE_LAST) {
+        lwp_tb_arm_exit(env, &tb);
+    }
     lwp_icount_give_back(cs, tb.icount, false);
     t->tb_uncharged = action == LWP_TB_SKIP;
     return NULL;
@@ -1282,6 +1297,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     }
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
+    t->exit_armed = 0;
     if ((t->tb_flags & HF_LWP_IPF_MASK) ||
         FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
         return lwp_tb_slow_general(env, info, tb_ptr, lens);
@@ -1319,6 +1335,10 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     lwp_tb_shape(env, info, &tb);
     switch (lwp_tb_plan(&env->lwp, &cpu->lwp_caps, &tb, &split)) {
     case LWP_TB_CHARGE:
+        return NULL;
+    case LWP_TB_RETIRE_LAST:
+        /* A branch record, or a crossing at the branch: no TB cut. */
+        lwp_tb_arm_exit(env, &tb);
         return NULL;
     case LWP_TB_DEFER:
         /*
@@ -1430,6 +1450,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
 
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
+    t->exit_armed = 0;
     /* Left CPL 3, or a REP string instruction that has not finished. */
     if ((env->hflags & HF_CPL_MASK) != 3 ||
         (FIELD_EX32(info, LWP_RETIRE, REP) && env->eip == t->insn_ip)) {

@@ -34,12 +34,15 @@ typedef struct QemuLwpDisas {
     bool goto_ptr;            /* LWP alone turned jmp_opt off */
     bool stores_records;      /* an LWPVAL or LWPINS is in the TB */
     bool store_late;          /* records may wait for the TB's end */
+    /* num_insns of the branch whose exits count it (LWP_TB_INFO.EXIT) */
+    uint32_t exit_insn;
 } QemuLwpDisas;
 
 struct DisasContext;
 static void lwp_tr_retire(struct DisasContext *s);
 static void lwp_tr_uncounted(struct DisasContext *s);
 static void lwp_tr_jump_exit(struct DisasContext *s, int tb_num);
+static void lwp_tr_goto_exit(struct DisasContext *s, target_ulong new_eip);
 static bool lwp_tr_may_goto_ptr(struct DisasContext *s);
 
 #endif

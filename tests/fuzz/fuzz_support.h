@@ -288,8 +288,12 @@ inline void run_operations(FuzzedDataProvider &in, FuzzMem &mem, LwpState &st,
             tb.charged = in.ConsumeIntegralInRange<uint32_t>(tb.icount - 1, tb.icount);
             tb.last_ip = tb.first_ip + in.ConsumeIntegralInRange<uint32_t>(0, 4096);
             tb.branch = in.ConsumeIntegralInRange<uint8_t>(0, LWP_BRANCH_CLASSES - 1);
+            tb.last_at_exit = in.ConsumeBool();
             const LwpTbAction a = lwp_tb_plan(&next, env.caps, &tb, &split);
-            LWP_FUZZ_CHECK(a <= LWP_TB_SPLIT);
+            // Its last instruction is counted at the exit only if it can be.
+            LWP_FUZZ_CHECK(a <= LWP_TB_SPLIT ||
+                           (a == LWP_TB_RETIRE_LAST && tb.last_at_exit &&
+                            tb.charged == tb.icount));
             if (a == LWP_TB_SPLIT) {
                 // A TB is cut before or at its end.
                 LWP_FUZZ_CHECK(split >= 1 && split <= tb.icount);

@@ -311,6 +311,9 @@ asm(PROG_MACROS
     "T flt, TP, xor %ecx, %ecx\n"
     "flt_div:\n"
     "T flt, TP, div %ecx\n"                     /* #DE, divisor fixed, retried */
+    "flt_jdiv:\n"
+    "T flt, TR, jmp flt_jdiv_to\n"              /* ends the TB of the two faults */
+    "flt_jdiv_to:\n"
     "T flt, TP, nop\n"
     "flt_ud:\n"
     "T flt, TX, ud2\n"                          /* #UD, skipped */
@@ -653,7 +656,7 @@ TR_LABEL(bre_after); TR_LABEL(bre_done);
 TR_LABEL(bre_fn); TR_LABEL(bre_fn_end); TR_LABEL(bre_fn2); TR_LABEL(bre_fn2_end);
 TR_LABEL(bre_fn3); TR_LABEL(bre_fn3_end); TR_LABEL(bre_far); TR_LABEL(bre_far_end);
 TR_LABEL(flt_start); TR_LABEL(flt_top); TR_LABEL(flt_after); TR_LABEL(flt_done);
-TR_LABEL(flt_load); TR_LABEL(flt_div); TR_LABEL(flt_mov); TR_LABEL(flt_nop); TR_LABEL(flt_ud); TR_LABEL(flt_hlt);
+TR_LABEL(flt_load); TR_LABEL(flt_div); TR_LABEL(flt_jdiv); TR_LABEL(flt_mov); TR_LABEL(flt_nop); TR_LABEL(flt_ud); TR_LABEL(flt_hlt);
 TR_LABEL(tsk_start); TR_LABEL(tsk_top); TR_LABEL(tsk_c1); TR_LABEL(tsk_after);
 TR_LABEL(tsk_done); TR_LABEL(tsk_fn); TR_LABEL(tsk_fn_end);
 TR_LABEL(pnd_start); TR_LABEL(pnd_top); TR_LABEL(pnd_jnz); TR_LABEL(pnd_after);
@@ -1349,6 +1352,7 @@ static void test_faults(void)
         { flt_nop, "IRE crosses right before the #PF-ing load" },
         { flt_load, "IRE crosses on the #PF-ing load (counted when retried)" },
         { flt_div, "IRE crosses on the #DE-ing DIV (counted when retried)" },
+        { flt_jdiv, "IRE crosses on the JMP after the #PF-ing load and #DE-ing DIV" },
     };
     for (unsigned i = 0; i < sizeof(cross) / sizeof(cross[0]); i++) {
         cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
@@ -1359,6 +1363,23 @@ static void test_faults(void)
                "%s: first record at %#lx (got %#llx)", cross[i].what,
                (unsigned long)(uintptr_t)cross[i].at, (unsigned long long)ring[0].ip);
     }
+    /*
+     * A branch record where the two faults come first in the branch's TB:
+     * each fault gives back the TB's charge but for the branch, which its
+     * exit counts only once it retires.
+     */
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+    int jpos = tr_find(&path, flt_jdiv, 7);
+    m.counter[3] = tr_occurrences(&path, &m, 3, jpos) - 1;
+    run_and_verify("BRE crosses on the JMP after the #PF-ing load and #DE-ing DIV", flt_prog,
+                   &path, &m, iters);
+    report(ring[0].event_id == 3 && ring[0].ip == (uintptr_t)flt_jdiv &&
+           ring[0].data2 == (uintptr_t)flt_jdiv + 2,
+           "BRE crosses on the JMP after the faults: first record at %#lx to %#lx "
+           "(got %u at %#llx to %#llx)",
+           (unsigned long)(uintptr_t)flt_jdiv, (unsigned long)(uintptr_t)flt_jdiv + 2,
+           ring[0].event_id, (unsigned long long)ring[0].ip,
+           (unsigned long long)ring[0].data2);
 
     set_irq_handler(VEC_UNMAP, NULL);
     set_irq_handler(PF_VECTOR, NULL);

@@ -151,6 +151,83 @@ TEST_F(Events, BranchCrossingSplitsOffTheBranch)
     EXPECT_EQ(plan(tb(5, LWP_BRANCH_REL), &split), LWP_TB_CHARGE);
 }
 
+// A crossing at the TB's last instruction, a branch its exits can count
+// (last_at_exit): the TB is not cut, and what it leaves is what the TB cut
+// to length leaves, its instructions counted one by one as they retire.
+TEST_F(Events, CrossingAtACountableBranchRetiresItAtTheExit)
+{
+    start_events(kIre | kBre, 0x1000, 100);
+    st.counter[LWP_EVENT_BRE] = 0;
+    const LwpState before = st;
+    uint8_t cut[2][LWP_RECORD_SIZE];
+    uint32_t split;
+    // The cut TB: four instructions, then the branch as it retires.
+    ASSERT_EQ(plan(tb(5, LWP_BRANCH_REL), &split), LWP_TB_SPLIT);
+    ASSERT_EQ(split, 5u);
+    for (uint32_t i = 0; i < 4; i++) {
+        ASSERT_EQ(retire(0x1000 + 4 * i, LWP_BRANCH_NONE, 0x1004 + 4 * i,
+                         cut), 0u);
+    }
+    ASSERT_EQ(retire(0x1010, LWP_BRANCH_REL, 0x4000, cut), 1u);
+    const LwpState after_cut = st;
+
+    st = before;
+    LwpTbShape t = tb(5, LWP_BRANCH_REL);
+    t.last_at_exit = true;
+    EXPECT_EQ(plan(t, &split), LWP_TB_RETIRE_LAST);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 96);   // charged all but the branch
+    EXPECT_EQ(st.counter[LWP_EVENT_BRE], 0);
+    uint8_t exit[2][LWP_RECORD_SIZE];
+    ASSERT_EQ(retire(0x1010, LWP_BRANCH_REL, 0x4000, exit), 1u);
+    EXPECT_EQ(memcmp(exit[0], cut[0], LWP_RECORD_SIZE), 0);
+    EXPECT_EQ(exit[0][0], LWP_EVENT_BRE);
+    EXPECT_EQ(load64(exit[0] + 8), 0x1010u);
+    EXPECT_EQ(load64(exit[0] + 16), 0x4000u);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], after_cut.counter[LWP_EVENT_IRE]);
+    EXPECT_EQ(st.counter[LWP_EVENT_BRE], after_cut.counter[LWP_EVENT_BRE]);
+}
+
+TEST_F(Events, InstructionsCrossingAtTheBranchRetireItAtTheExitToo)
+{
+    start_events(kIre | kBre, 0x1000, 4);       // the 5th instruction crosses
+    st.counter[LWP_EVENT_BRE] = 0;              // ... and the branch too
+    LwpTbShape t = tb(5, LWP_BRANCH_COND);
+    t.last_at_exit = true;
+    uint32_t split;
+    ASSERT_EQ(plan(t, &split), LWP_TB_RETIRE_LAST);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0);
+    uint8_t records[2][LWP_RECORD_SIZE];
+    // 8.1: both events on one instruction, instructions retired first.
+    ASSERT_EQ(retire(0x1010, LWP_BRANCH_COND, 0x1012, records), 2u);
+    EXPECT_EQ(records[0][0], LWP_EVENT_IRE);
+    EXPECT_EQ(records[1][0], LWP_EVENT_BRE);
+    EXPECT_EQ(records[1][3], 0);                // not taken: TKN clear
+}
+
+TEST_F(Events, OnlyTheLastInstructionsCrossingRetiresAtTheExit)
+{
+    start_events(kIre | kBre, 0x1000, 2);       // the 3rd instruction crosses
+    LwpTbShape t = tb(5, LWP_BRANCH_REL);
+    t.last_at_exit = true;
+    uint32_t split;
+    EXPECT_EQ(plan(t, &split), LWP_TB_SPLIT);
+    EXPECT_EQ(split, 3u);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 2);
+    // An uncharged last instruction (it leaves CPL 3) is no branch to count.
+    st.counter[LWP_EVENT_IRE] = 100;
+    st.counter[LWP_EVENT_BRE] = 0;
+    t.charged = 4;
+    EXPECT_EQ(plan(t, &split), LWP_TB_SPLIT);
+    // IP filtering decides at the TB's start, instruction by instruction.
+    caps.ip_filtering = true;
+    st.filters = LWP_FILTER_IPF;
+    st.base_ip = 0;
+    st.limit_ip = UINT64_MAX;
+    t.charged = 5;
+    EXPECT_EQ(plan(t, &split), LWP_TB_SPLIT);
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 100);
+}
+
 TEST_F(Events, UnchargedLastInstructionIsNotACrossing)
 {
     start_events(kIre, 0x1000, 4);

@@ -284,6 +284,11 @@ typedef struct LwpTbShape {
      * writes LWP state, and every charged instruction that runs retires.
      */
     bool may_defer;
+    /*
+     * Its last instruction, charged and a branch, can be counted where it
+     * retires, at the TB's exit (LWP_TB_RETIRE_LAST).
+     */
+    bool last_at_exit;
 } LwpTbShape;
 
 typedef enum LwpTbAction {
@@ -291,6 +296,7 @@ typedef enum LwpTbAction {
     LWP_TB_SKIP,              /* none of its instructions counts: run it */
     LWP_TB_SPLIT,             /* run only the first *split instructions, then decide again */
     LWP_TB_DEFER,             /* run it; instruction *split's record: lwp_tb_defer */
+    LWP_TB_RETIRE_LAST,       /* run it; its last one: lwp_retire at its exit */
 } LwpTbAction;
 
 /*
@@ -298,7 +304,11 @@ typedef enum LwpTbAction {
  * the IP range cached if IP filtering applies).  Charges the counters for
  * LWP_TB_CHARGE and leaves the state alone otherwise.  A counter that crosses
  * zero at instruction k of a TB splits it after k (k + 1 instructions),
- * so that the crossing instruction is the last one, seen retiring.
+ * so that the crossing instruction is the last one, seen retiring.  When
+ * k is the last one already and can be counted at the TB's exit
+ * (@tb->last_at_exit), the TB is not cut: LWP_TB_RETIRE_LAST charges the
+ * counters for the instructions before it, and lwp_retire counts it when
+ * it retires.
  */
 LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
                         const LwpTbShape *tb, uint32_t *split) LWP_NOEXCEPT;
