@@ -6,6 +6,7 @@
  *   lwp-ops off     run the loop; never touch LWP
  *   lwp-ops ire     run the loop with instructions retired enabled
  *   lwp-ops val N   1000 LWPVALs with EventInterval1 = N
+ *   lwp-ops bre N   run the loop with branches retired, EventInterval3 = N
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ __attribute__((noinline)) static void run_loop(void)
 int main(int argc, char **argv)
 {
     int ire = argc > 1 && !strcmp(argv[1], "ire");
+    int bre = argc > 2 && !strcmp(argv[1], "bre");
 
     if (argc > 2 && !strcmp(argv[1], "val")) {
         cb.flags = 1u << 1;
@@ -54,9 +56,19 @@ int main(int argc, char **argv)
         cb.event[1].interval = cb.event[1].counter = 65535;
         __llwpcb(&cb);
     }
+    if (bre) {
+        cb.flags = 1u << 3;
+        cb.buffer_size = sizeof(ring);
+        cb.buffer_base = (uintptr_t)ring;
+        cb.event[2].interval = cb.event[2].counter = strtoul(argv[2], NULL, 0);
+        __llwpcb(&cb);
+    }
     run_loop();
-    if (ire) {
+    if (ire || bre) {
         __llwpcb(0);
+    }
+    if (bre) {
+        printf("head %u\n", cb.head);
     }
     printf("ops_loop %#lx\n", (unsigned long)(uintptr_t)ops_loop);
     return 0;

@@ -6,6 +6,8 @@ Runs tests/cli/lwp-ops under qemu-x86_64 -d op and compares the ops of the
 translation block of its loop: with LWP absent (-cpu max,-lwp), present but
 unused (-cpu max), and counting instructions retired.  What counting costs
 is the ops left after TCG's optimizer (-d op_opt): those are what runs.
+Also: LWPVAL calls a helper only for a record, and a branch record cuts
+no TB to length (lwp_tb_split traced).
 """
 import os
 import re
@@ -75,6 +77,19 @@ def main():
         report(out.returncode == 0 and calls == stores,
                f'1000 LWPVALs at EventInterval1 {interval}: {calls} helper calls '
                f'(one per stored record: {stores})')
+    # A branch record is counted at its TB's exit: no TB is cut for it.
+    interval = 255
+    out = subprocess.run([qemu, '-cpu', 'max', '-trace', 'lwp_tb_split', prog, 'bre',
+                          str(interval)], capture_output=True, text=True, timeout=60)
+    m = re.search(r'head (\d+)', out.stdout)
+    records = int(m.group(1)) // 32 if m else 0
+    cuts = out.stderr.count('lwp_tb_split')
+    # The loop alone retires 100000 JNZs (section 2.3: taken or not): a
+    # record for each interval + 1 of them at least, in a ring of 1024 slots.
+    want = 100000 // (interval + 1)
+    report(out.returncode == 0 and records >= want and cuts == 0,
+           f'branches retired at EventInterval3 {interval}: {records} records '
+           f'(at least {want}), {cuts} TBs cut to length')
     summary_exit()
 
 
