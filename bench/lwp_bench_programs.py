@@ -474,12 +474,15 @@ class ProgramBench:
         print('  bre      (bremin - ire2^25) / records stored by bremin')
         print('  sync     (iremin-sync - ire2^25) / records stored by iremin-sync')
         print('  block    ire2^25 - unused, seconds: the per-block charge of counting')
+        print('  spread   (max - min of ire2^25) / records stored by iremin: how far')
+        print('           the run-to-run spread of this host moves the record column')
         if self.base:
             print('  base record, base missed: the same for the baseline build (%s)'
                   % self.base)
         print()
-        head = '  %-9s %15s %15s %15s %15s %15s' % ('program', 'record ns', 'missed ns',
-                                                    'bre ns', 'sync ns', 'block s')
+        head = '  %-9s %15s %15s %15s %15s %15s %9s' % ('program', 'record ns', 'missed ns',
+                                                         'bre ns', 'sync ns', 'block s',
+                                                         'spread')
         if self.base:
             head += ' %15s %15s' % ('base record', 'base missed')
         print(head)
@@ -503,7 +506,10 @@ class ProgramBench:
             cols.append('%.3f / %.3f' % (min(a) - min(b),
                                          statistics.median(a) - statistics.median(b))
                         if a and b else 'n/a')
-            print('  %-9s %15s %15s %15s %15s %15s' % (p.key, *cols) + extra)
+            stored = p.records.get('iremin', (0, 0))[1]
+            cols.append('%6.1f' % ((max(a) - min(a)) / stored * 1e9)
+                        if a and stored else 'n/a')
+            print('  %-9s %15s %15s %15s %15s %15s %9s' % (p.key, *cols) + extra)
 
 
 def run(args):
