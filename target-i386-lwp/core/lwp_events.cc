@@ -217,7 +217,7 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
     // The crossing instruction is the TB's last: it is seen retiring
     // without a cut when the TB's exits can count it.
     if (tb->last_at_exit && !ipf && cross + 1 == tb->icount &&
-        tb->charged == tb->icount) {
+        tb->charged == tb->icount && tb->branch != LWP_BRANCH_NONE) {
         if (ire) {
             st->counter[LWP_EVENT_IRE] -= static_cast<int32_t>(tb->charged - 1);
         }

@@ -7,6 +7,7 @@
 #include "qemu/qemu-print.h"
 #include "hw/registerfields.h"
 #include "cpu.h"
+#include "exec/translation-block.h"
 #include "lwp/lwp-caps.h"
 #include "lwp-qemu.h"
 #include "system/kvm.h"
@@ -145,15 +146,20 @@ void x86_lwp_state_changed(CPUX86State *env)
     memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
-    t->exit_armed = 0;
+    t->exit_tb = NULL;
 }
 
-void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
+void x86_lwp_unwind(CPUX86State *env, const TranslationBlock *tb,
+                    uint64_t unwind)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+    uint32_t tb_flags = tb->flags;
     uint32_t ire_left = FIELD_EX64(unwind, LWP_UNWIND, IRE);
     uint32_t branch = FIELD_EX64(unwind, LWP_UNWIND, BRANCH);
+    bool exit_counts = t->exit_tb == tb;
 
+    /* Only this TB's exit could count its branch: none of them now. */
+    t->exit_tb = NULL;
     if (t->tb_uncharged) {
         /* Nothing of this TB was charged. */
         t->tb_uncharged = 0;
@@ -170,10 +176,13 @@ void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind)
         }
         t->deferred_unwind = 0;
     }
-    if (t->exit_armed) {
-        /* Its last instruction, which did not retire, was not charged. */
-        t->exit_armed = 0;
-        if (tb_flags & HF_LWP_IRE_MASK) {
+    if (exit_counts) {
+        /*
+         * Its last instruction, the branch, which did not retire, was
+         * charged nothing (LWP_TB_RETIRE_LAST): neither an instruction
+         * nor a branch to give back for it.
+         */
+        if ((tb_flags & HF_LWP_IRE_MASK) && ire_left) {
             env->lwp.counter[LWP_EVENT_IRE] += ire_left - 1;
         }
         return;

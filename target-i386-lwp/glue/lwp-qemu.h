@@ -36,7 +36,7 @@ FIELD(LWP_TB_INFO, EIP, 27, 1)
 FIELD(LWP_TB_INFO, DEFER, 28, 1)
 /*
  * Its last instruction, a branch, can be counted where it retires: each
- * exit calls helper_lwp_retire while lwp_tcg.exit_armed is set.
+ * exit calls helper_lwp_retire while lwp_tcg.exit_tb is this TB.
  */
 FIELD(LWP_TB_INFO, EXIT, 29, 1)
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
@@ -71,8 +71,9 @@ void x86_lwp_new_task(CPUX86State *env);
 void x86_lwp_reset_state(CPUX86State *env);
 /* Recompute what translated code counts after any change of LWP state. */
 void x86_lwp_state_changed(CPUX86State *env);
-/* A fault undid the instructions from one on: give back their charge. */
-void x86_lwp_unwind(CPUX86State *env, uint32_t tb_flags, uint64_t unwind);
+/* A fault in @tb undid the instructions from one on: give back their charge. */
+void x86_lwp_unwind(CPUX86State *env, const TranslationBlock *tb,
+                    uint64_t unwind);
 
 /* Assemble and check cpu->lwp_caps; false with @errp set if inconsistent. */
 bool x86_lwp_realize(X86CPU *cpu, Error **errp);

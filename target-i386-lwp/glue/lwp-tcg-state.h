@@ -22,11 +22,13 @@ typedef struct QemuLwpTcg {
     uint32_t tb_icount;       /* instructions of the cut TB (-icount) */
     uint8_t tb_uncharged;     /* the running TB was not charged at its start */
     /*
-     * The running TB's last instruction, a branch at insn_ip, was not
-     * charged at its start (LWP_TB_RETIRE_LAST): its exit counts it when
-     * it retires, and a fault before then gives back no charge for it.
+     * The TB whose last instruction, a branch at insn_ip, was not charged
+     * at its start (LWP_TB_RETIRE_LAST): that TB's exit counts it when it
+     * retires, and a fault in that TB before then gives back no charge
+     * for it.  NULL: none.  The TB itself, not a flag, so that only its
+     * own exits can ever count its branch.
      */
-    uint8_t exit_armed;
+    const void *exit_tb;
     /*
      * The running TB's record in lwp.pending was gathered at its start
      * (lwp_tb_defer): a fault whose unwind gives back at least this many

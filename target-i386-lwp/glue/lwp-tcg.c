@@ -691,12 +691,13 @@ static void lwp_icount_give_back(CPUState *cs, uint32_t insns, bool back)
 typedef struct LwpBoundary {
     uint32_t rest;          /* instructions of the TB after this one */
     bool inside;            /* inside the TB, not at its end */
+    bool ends_tb;           /* at its end, its last instruction retired */
 } LwpBoundary;
 
 static LwpBoundary lwp_boundary_begin(CPUX86State *env, uint32_t index)
 {
     CPUState *cs = env_cpu(env);
-    LwpBoundary b = { .rest = 0, .inside = index != 0 };
+    LwpBoundary b = { .rest = 0, .inside = index != 0, .ends_tb = false };
 
     if (b.inside) {
         if (env->lwp_tcg.tb_icount > index) {
@@ -713,14 +714,17 @@ static LwpBoundary lwp_boundary_begin(CPUX86State *env, uint32_t index)
 /*
  * After the threshold interrupt (taken before the next instruction) or a
  * write through QEMU's store path (a device that may interrupt, code of
- * the running TB), leave the TB here.  Otherwise it goes on as translated.
+ * the running TB), leave the TB here.  Otherwise it goes on as translated;
+ * so does a TB at its end, whose last instruction retired: what gen_eob
+ * does after it (the interrupt shadow, RF, a single-step trap) is still
+ * to be done, and the next TB starts by taking a pending interrupt.
  */
 static void lwp_boundary_end(CPUX86State *env, const LwpBoundary *b,
                              const LwpGuestMem *m)
 {
     CPUState *cs = env_cpu(env);
 
-    if (m->raised || m->slow_write) {
+    if ((m->raised || m->slow_write) && !b->ends_tb) {
         cpu_loop_exit_noexc(cs);
     }
     if (b->inside) {
@@ -1032,10 +1036,11 @@ static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
  * the exit it takes, by helper_lwp_retire.
  */
 static inline QEMU_ALWAYS_INLINE void lwp_tb_arm_exit(CPUX86State *env,
-                                                       const LwpTbShape *tb)
+                                                       const LwpTbShape *tb,
+                                                       const void *tb_ptr)
 {
     env->lwp_tcg.insn_ip = tb->last_ip;
-    env->lwp_tcg.exit_armed = 1;
+    env->lwp_tcg.exit_tb = tb_ptr;
 }
 
 /*
@@ -1265,7 +1270,7 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
         return lwp_tb_split(env, info, split, tb.icount);
     }
     if (action == LWP_TB_RETIRE_LAST) {
-        lwp_tb_arm_exit(env, &tb);
+        lwp_tb_arm_exit(env, &tb, tb_ptr);
     }
     lwp_icount_give_back(cs, tb.icount, false);
     t->tb_uncharged = action == LWP_TB_SKIP;
@@ -1297,7 +1302,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     }
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
-    t->exit_armed = 0;
+    t->exit_tb = NULL;
     if ((t->tb_flags & HF_LWP_IPF_MASK) ||
         FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
         return lwp_tb_slow_general(env, info, tb_ptr, lens);
@@ -1338,7 +1343,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         return NULL;
     case LWP_TB_RETIRE_LAST:
         /* A branch record, or a crossing at the branch: no TB cut. */
-        lwp_tb_arm_exit(env, &tb);
+        lwp_tb_arm_exit(env, &tb, tb_ptr);
         return NULL;
     case LWP_TB_DEFER:
         /*
@@ -1421,6 +1426,7 @@ void lwp_retire_general(CPUX86State *env, uint32_t info,
     uint8_t gathered[2][LWP_RECORD_SIZE] LWP_UNINITIALIZED;
 
     b = lwp_boundary_begin(env, FIELD_EX32(info, LWP_RETIRE, INDEX));
+    b.ends_tb = !FIELD_EX32(info, LWP_RETIRE, INDEX);
     lwp_guest_init(&mem, &cpu_env, env, lwp_boundary_ra());
     if (env->lwp.pending[0]) {
         lwp_settle(&env->lwp);
@@ -1450,7 +1456,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
 
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
-    t->exit_armed = 0;
+    t->exit_tb = NULL;
     /* Left CPL 3, or a REP string instruction that has not finished. */
     if ((env->hflags & HF_CPL_MASK) != 3 ||
         (FIELD_EX32(info, LWP_RETIRE, REP) && env->eip == t->insn_ip)) {

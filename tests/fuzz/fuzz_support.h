@@ -289,11 +289,42 @@ inline void run_operations(FuzzedDataProvider &in, FuzzMem &mem, LwpState &st,
             tb.last_ip = tb.first_ip + in.ConsumeIntegralInRange<uint32_t>(0, 4096);
             tb.branch = in.ConsumeIntegralInRange<uint8_t>(0, LWP_BRANCH_CLASSES - 1);
             tb.last_at_exit = in.ConsumeBool();
+            const LwpState before = next;
             const LwpTbAction a = lwp_tb_plan(&next, env.caps, &tb, &split);
             // Its last instruction is counted at the exit only if it can be.
             LWP_FUZZ_CHECK(a <= LWP_TB_SPLIT ||
                            (a == LWP_TB_RETIRE_LAST && tb.last_at_exit &&
-                            tb.charged == tb.icount));
+                            tb.charged == tb.icount &&
+                            tb.branch != LWP_BRANCH_NONE));
+            if (a == LWP_TB_RETIRE_LAST) {
+                // The branch retiring at the exit leaves what the TB cut to
+                // length leaves: its instructions counted one by one, none
+                // of them but the last gathering a record.
+                const uint8_t core_id = LWP_CFG_COREID(env.lwp_cfg);
+                LwpState cut = before;
+                LwpRetired insn{};
+                uint8_t records[2][LWP_RECORD_SIZE];
+                uint8_t exit_records[2][LWP_RECORD_SIZE];
+                insn.counted = true;
+                for (uint32_t i = 0; i + 1 < tb.icount; i++) {
+                    insn.ip = tb.first_ip;
+                    LWP_FUZZ_CHECK(lwp_retire(&cut, env.caps, core_id, &insn,
+                                              records) == 0);
+                }
+                insn.ip = tb.last_ip;
+                insn.next_ip = tb.first_ip;
+                insn.branch = tb.branch;
+                insn.taken = true;
+                LwpState at_exit = next;
+                const unsigned n = lwp_retire(&cut, env.caps, core_id, &insn,
+                                              records);
+                LWP_FUZZ_CHECK(lwp_retire(&at_exit, env.caps, core_id, &insn,
+                                          exit_records) == n && n > 0);
+                LWP_FUZZ_CHECK(std::memcmp(records, exit_records,
+                                           n * LWP_RECORD_SIZE) == 0);
+                LWP_FUZZ_CHECK(std::memcmp(cut.counter, at_exit.counter,
+                                           sizeof(cut.counter)) == 0);
+            }
             if (a == LWP_TB_SPLIT) {
                 // A TB is cut before or at its end.
                 LWP_FUZZ_CHECK(split >= 1 && split <= tb.icount);

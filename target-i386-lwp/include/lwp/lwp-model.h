@@ -302,7 +302,8 @@ typedef enum LwpTbAction {
 /*
  * Decide how a TB runs, given the counters before it (no record pending;
  * the IP range cached if IP filtering applies).  Charges the counters for
- * LWP_TB_CHARGE and leaves the state alone otherwise.  A counter that crosses
+ * LWP_TB_CHARGE (and LWP_TB_RETIRE_LAST, below) and leaves the state alone
+ * otherwise.  A counter that crosses
  * zero at instruction k of a TB splits it after k (k + 1 instructions),
  * so that the crossing instruction is the last one, seen retiring.  When
  * k is the last one already and can be counted at the TB's exit
