@@ -623,7 +623,7 @@ asm(PROG_MACROS
 
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[], gate_stub[];
-extern prog_fn ff_prog, csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn tf_prog, ff_prog, csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
 TR_TABLE(bre);
@@ -656,6 +656,7 @@ TR_LABEL(bre_after); TR_LABEL(bre_done);
 TR_LABEL(bre_fn); TR_LABEL(bre_fn_end); TR_LABEL(bre_fn2); TR_LABEL(bre_fn2_end);
 TR_LABEL(bre_fn3); TR_LABEL(bre_fn3_end); TR_LABEL(bre_far); TR_LABEL(bre_far_end);
 TR_LABEL(flt_start); TR_LABEL(flt_top); TR_LABEL(flt_after); TR_LABEL(flt_done);
+TR_LABEL(tf_jmp); TR_LABEL(tf_to);
 TR_LABEL(flt_load); TR_LABEL(flt_div); TR_LABEL(flt_jdiv); TR_LABEL(flt_mov); TR_LABEL(flt_nop); TR_LABEL(flt_ud); TR_LABEL(flt_hlt);
 TR_LABEL(tsk_start); TR_LABEL(tsk_top); TR_LABEL(tsk_c1); TR_LABEL(tsk_after);
 TR_LABEL(tsk_done); TR_LABEL(tsk_fn); TR_LABEL(tsk_fn_end);
@@ -1866,6 +1867,44 @@ static void test_pending(void)
 
 /* ---- l: the threshold interrupt for hardware-event records ------------------ */
 
+/*
+ * Single-stepped (EFLAGS.TF), a JMP whose branch record meets the
+ * threshold: the #DB after it and the LWP interrupt both arrive, the trap
+ * first (it belongs to the instruction that retired; a maskable interrupt
+ * is taken at the boundary after it, the lowest priority of the two).
+ */
+asm(".pushsection .text\n"
+    ".globl tf_prog\n"
+    "tf_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "llwpcb %eax\n\t"
+    "pushf\n\t"
+#ifdef __x86_64__
+    "orl $0x100, (%rsp)\n\t"
+#else
+    "orl $0x100, (%esp)\n\t"
+#endif
+    "popf\n\t"
+    "nop\n"
+    ".globl tf_jmp\n"
+    "tf_jmp:\n\t"
+    "jmp tf_to\n"
+    ".globl tf_to\n"
+    "tf_to:\n\t"
+    "nop\n\t"
+    "pushf\n\t"
+#ifdef __x86_64__
+    "andl $~0x100, (%rsp)\n\t"
+#else
+    "andl $~0x100, (%esp)\n\t"
+#endif
+    "popf\n\t"
+    "xor %eax, %eax\n\t"
+    "llwpcb %eax\n\t"
+    EPILOGUE
+    ".popsection\n");
+
 static volatile unsigned n_thr, thr_bad;
 
 static void on_threshold(struct ex_regs *regs)
@@ -1897,6 +1936,77 @@ static void test_threshold(void)
     report(n_thr == out.nrec - 2 && !thr_bad,
            "a threshold interrupt at CPL 3 for each of the %u stores at or above the threshold "
            "(%u, %u bad)", out.nrec - 2, n_thr, thr_bad);
+}
+
+/* What arrived at CPL 3 while tf_prog ran: 'D' (#DB) or 'I' (LWP), and where. */
+static volatile unsigned tf_n;
+static volatile char tf_kind[32];
+static volatile uintptr_t tf_rip[32];
+
+static void tf_log(char kind, struct ex_regs *regs)
+{
+    if ((regs->cs & 3) != 3) {
+        fatal(kind == 'D' ? "#DB" : "LWP interrupt", regs);
+    }
+    if (tf_n < 32) {
+        tf_kind[tf_n] = kind;
+        tf_rip[tf_n] = regs->rip;
+    }
+    tf_n++;
+}
+
+static void on_db_tf(struct ex_regs *regs)
+{
+    tf_log('D', regs);
+}
+
+static void on_threshold_tf(struct ex_regs *regs)
+{
+    tf_log('I', regs);
+    apic_eoi();
+}
+
+static void test_single_step_threshold(void)
+{
+    struct tr_cfg m;
+    int db_at = -1, irq_at = -1;
+    unsigned n_irq = 0;
+
+    cfg_init(&m, TR_EV_BRE, 255);
+    m.counter[3] = 0;                   /* the JMP, the first branch, crosses */
+    prepare(cb, ring, &m, 0);
+    cb->flags |= LWP_F_INT;
+    cb->threshold = 32;                 /* its record meets the threshold */
+    set_args(&args, cb, 1);
+    tf_n = 0;
+    set_irq_handler(DB_VECTOR, on_db_tf);
+    set_irq_handler(LWP_VECTOR, on_threshold_tf);
+    asm volatile("sti");
+    run_in_user(tf_prog, (uintptr_t)&args);
+    asm volatile("cli");
+    set_irq_handler(LWP_VECTOR, NULL);
+    set_irq_handler(DB_VECTOR, on_db);
+    for (unsigned i = 0; i < tf_n && i < 32; i++) {
+        if (tf_kind[i] == 'D' && tf_rip[i] == (uintptr_t)tf_to && db_at < 0) {
+            db_at = i;
+        }
+        if (tf_kind[i] == 'I') {
+            n_irq++;
+            irq_at = irq_at < 0 ? (int)i : irq_at;
+        }
+    }
+    report(ring[0].event_id == 3 && ring[0].ip == (uintptr_t)tf_jmp &&
+           ring[0].data2 == (uintptr_t)tf_to,
+           "single-stepped JMP: its branch record (EventId %u at %#llx to %#llx)",
+           ring[0].event_id, (unsigned long long)ring[0].ip,
+           (unsigned long long)ring[0].data2);
+    report(db_at >= 0, "single-stepped JMP whose record interrupts: the #DB after it "
+           "arrives, at its target (%u events)", tf_n);
+    report(n_irq == 1 && irq_at >= 0 && tf_rip[irq_at] == (uintptr_t)tf_to,
+           "... and the threshold interrupt once, at the target (%u, at %#lx)", n_irq,
+           irq_at >= 0 ? (unsigned long)tf_rip[irq_at] : 0ul);
+    report(db_at >= 0 && irq_at > db_at, "... the #DB first (at %d, interrupt at %d)",
+           db_at, irq_at);
 }
 
 /* ---- k: a full ring: records are missed, counters still reset --------------- */
@@ -1989,5 +2099,6 @@ int main(void)
     test_pending();
     test_full();
     test_threshold();
+    test_single_step_threshold();
     return 0;
 }
