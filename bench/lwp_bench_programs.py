@@ -93,9 +93,11 @@ CONFIGS = [
      False),
     ('base-iremiss', 'baseline, instructions retired, interval 255, the ring that fills',
      'base', 2, 255, False),
+    ('base-bremin', 'baseline, branches retired, interval 255 (min)', 'base', 3, 255,
+     False),
 ]
 # What --baseline-qemu-dir adds to the configurations.
-BASELINE_CONFIGS = ('base-ire2^25', 'base-iremin', 'base-iremiss')
+BASELINE_CONFIGS = ('base-ire2^25', 'base-iremin', 'base-iremiss', 'base-bremin')
 # The -cpu of the "-sync" configurations.
 SYNC_STORE_CPU = 'max,lwp-sync-store=on'
 
@@ -477,14 +479,14 @@ class ProgramBench:
         print('  spread   (max - min of ire2^25) / records stored by iremin: how far')
         print('           the run-to-run spread of this host moves the record column')
         if self.base:
-            print('  base record, base missed: the same for the baseline build (%s)'
-                  % self.base)
+            print('  base record, base missed, base bre: the same for the baseline build'
+                  ' (%s)' % self.base)
         print()
         head = '  %-9s %15s %15s %15s %15s %15s %9s' % ('program', 'record ns', 'missed ns',
                                                          'bre ns', 'sync ns', 'block s',
                                                          'spread')
         if self.base:
-            head += ' %15s %15s' % ('base record', 'base missed')
+            head += ' %15s %15s %15s' % ('base record', 'base missed', 'base bre')
         print(head)
         for p in progs:
             base = p.cpu.get('ire2^25')
@@ -497,7 +499,8 @@ class ProgramBench:
                 cols.append('%6.1f / %6.1f' % v if v else 'n/a')
             extra = ''
             for key, events in (('base-iremin', p.records.get('base-iremin', (0, 0))[1]),
-                                ('base-iremiss', p.missed.get('base-iremiss', 0))):
+                                ('base-iremiss', p.missed.get('base-iremiss', 0)),
+                                ('base-bremin', p.records.get('base-bremin', (0, 0))[1])):
                 if not self.base:
                     break
                 v = per_event_ns(p.cpu.get(key), p.cpu.get('base-ire2^25'), events)
