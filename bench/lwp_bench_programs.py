@@ -95,9 +95,12 @@ CONFIGS = [
      'base', 2, 255, False),
     ('base-bremin', 'baseline, branches retired, interval 255 (min)', 'base', 3, 255,
      False),
+    ('base-bre65535', 'baseline, branches retired, interval 65535', 'base', 3, 65535,
+     False),
 ]
 # What --baseline-qemu-dir adds to the configurations.
-BASELINE_CONFIGS = ('base-ire2^25', 'base-iremin', 'base-iremiss', 'base-bremin')
+BASELINE_CONFIGS = ('base-ire2^25', 'base-iremin', 'base-iremiss', 'base-bremin',
+                    'base-bre65535')
 # The -cpu of the "-sync" configurations.
 SYNC_STORE_CPU = 'max,lwp-sync-store=on'
 
@@ -116,6 +119,7 @@ RATIOS = [
     ('iremin/unused', 'iremin', 'unused', None, None),
     ('iremin/plugin', 'iremin', 'plugin', 1.00, 1.00),
     ('bre65535/unused', 'bre65535', 'unused', 1.08, 1.03),
+    ('base-bre65535/unused', 'base-bre65535', 'unused', None, None),
     ('bre4095/unused', 'bre4095', 'unused', None, None),
     ('bremin/plugin', 'bremin', 'plugin', 1.00, 1.00),
     ('plugin/unused', 'plugin', 'unused', None, None),

@@ -144,6 +144,8 @@ void x86_lwp_state_changed(CPUX86State *env)
                   (cfg.bre ? HF_LWP_BRE_MASK : 0) |
                   (cfg.ipf ? HF_LWP_IPF_MASK : 0);
     memcpy(t->branch_weight, cfg.branch_weight, sizeof(t->branch_weight));
+    t->exit_hooks = cfg.bre &&
+                    env->lwp.interval[LWP_EVENT_BRE] < LWP_EXIT_HOOK_INTERVAL;
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
     t->exit_tb = NULL;

@@ -39,6 +39,15 @@ FIELD(LWP_TB_INFO, DEFER, 28, 1)
  * exit calls helper_lwp_retire while lwp_tcg.exit_tb is this TB.
  */
 FIELD(LWP_TB_INFO, EXIT, 29, 1)
+/*
+ * Below this branches-retired interval, a TB ending in a branch tests at
+ * its exits whether to count it there (a load, a compare and a branch at
+ * every exit, ~1 ns); from it on, a branch record cuts its TB to length
+ * instead (a translation the first time, 1-4 us on programs with much
+ * code).  The two break even near an interval of a few thousand branches.
+ * Either way is exact: this decides cost alone.
+ */
+#define LWP_EXIT_HOOK_INTERVAL 4096
 FIELD(LWP_TB_INFO, LAST_OFF, 32, 32)    /* its last instruction's offset */
 /* ... what helper_lwp_retire learns of its instruction ... */
 FIELD(LWP_RETIRE, LEN, 0, 8)

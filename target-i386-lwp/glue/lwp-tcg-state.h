@@ -30,6 +30,11 @@ typedef struct QemuLwpTcg {
      */
     const void *exit_tb;
     /*
+     * Branch records are frequent (EventInterval3 < LWP_EXIT_HOOK_INTERVAL):
+     * TBs translated now count a crossing branch at their exits.
+     */
+    uint8_t exit_hooks;
+    /*
      * The running TB's record in lwp.pending was gathered at its start
      * (lwp_tb_defer): a fault whose unwind gives back at least this many
      * instructions came before the tagged one retired.  0: none.  Only

@@ -36,6 +36,7 @@ typedef struct QemuLwpDisas {
     bool store_late;          /* records may wait for the TB's end */
     /* num_insns of the branch whose exits count it (LWP_TB_INFO.EXIT) */
     uint32_t exit_insn;
+    bool exit_hooks;          /* lwp_tcg.exit_hooks when translated */
 } QemuLwpDisas;
 
 struct DisasContext;
