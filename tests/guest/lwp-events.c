@@ -1093,6 +1093,16 @@ static void test_bre(void)
         }
     }
 
+    /*
+     * Branch records at an interval where QEMU cuts the crossing TB instead
+     * of testing at every branch's exit (LWP_EXIT_HOOK_INTERVAL): the same
+     * records, wherever the counter crosses.
+     */
+    cfg_init(&m, TR_EV_IRE | TR_EV_BRE, 255);
+    m.interval[3] = 5000;
+    m.counter[3] = 40;
+    run_and_verify("BRE at EventInterval3 5000", bre_prog, &path, &m, iters);
+
     /* Exact decrements per filter, without records: counter far above. */
     static const struct { uint32_t filters; unsigned cls; const char *what; } dec[] = {
         { TR_F_NCB, TR_C, "NCB" }, { TR_F_NRB, TR_R, "NRB" }, { TR_F_NAB, TR_A, "NAB" },
