@@ -165,8 +165,13 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
     return in_range(*st, ip) != static_cast<bool>(st->filters & LWP_FILTER_IPI);
 }
 
-[[gnu::flatten, gnu::hot]] LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
-                        const LwpTbShape *tb, uint32_t *split) noexcept
+} // extern "C"
+
+namespace {
+
+// lwp_tb_plan, for it and lwp_tb_cross.
+[[gnu::hot]] LwpTbAction plan(LwpState *st, const LwpCaps *caps,
+                              const LwpTbShape *tb, uint32_t *split)
 {
     // lwp_hw_config's answers, only those this needs: it runs at every
     // record's TB.
@@ -225,6 +230,45 @@ bool lwp_ip_counted(const LwpState *st, const LwpCaps *caps,
     }
     *split = cross + 1;
     return LWP_TB_SPLIT;
+}
+
+// Whether the record's slot at the head lies where the caller may write.
+bool slot_writable(const LwpState &st, const LwpCrossing &c)
+{
+    uint64_t slot;
+    return record_slot(st, c.long_mode, &slot) &&
+           c.writable.hi - c.writable.lo >= LWP_RECORD_SIZE &&
+           slot - c.writable.lo <= c.writable.hi - c.writable.lo -
+                                   LWP_RECORD_SIZE;
+}
+
+} // namespace
+
+extern "C" {
+
+[[gnu::flatten, gnu::hot]] LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
+                        const LwpTbShape *tb, uint32_t *split) noexcept
+{
+    return plan(st, caps, tb, split);
+}
+
+[[gnu::flatten, gnu::hot]]
+LwpTbAction lwp_tb_cross(LwpState *st, const LwpCaps *caps,
+                         const LwpCrossing *c, const LwpStoreCommit *stored,
+                         uint32_t *split) noexcept
+{
+    if (stored) {
+        commit_store(*st, *caps, *stored);
+    }
+    const LwpTbAction action = plan(st, caps, &c->tb, split);
+    uint64_t ip;
+    if (action != LWP_TB_DEFER || !c->gather ||
+        !lwp_tb_insn_ip_known(&c->tb, *split, &ip) ||
+        !slot_writable(*st, *c)) {
+        return action;
+    }
+    lwp_tb_defer_restart(st, caps, c->core_id, &c->tb, ip);
+    return LWP_TB_DEFERRED;
 }
 
 bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,

@@ -16,10 +16,6 @@ namespace lwp {
 
 namespace {
 
-// Any fixed non-zero value: xorshift never leaves the all-zero state.
-constexpr uint64_t kRngSeed = 0x9E3779B97F4A7C15ull;
-constexpr uint64_t kRngMultiplier = 0x2545F4914F6CDD1Dull;
-
 // After XRSTOR only the volatile state is back; the rest of what the store
 // path needs is re-read from the LWPCB now that a #PF can be taken.
 bool refresh_cache(LwpState &st, const LwpCpuEnv &env, Access &access)
@@ -170,16 +166,6 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
     return true;
 }
 
-// Step 5 for the event a stored record reports: its counter restarts like
-// after any other store.
-[[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps,
-                                  unsigned id)
-{
-    if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
-        reset_counter(st, id);
-    }
-}
-
 // The ring fields of LwpState that ring_store reads and writes: what the
 // fast path works on instead of a copy of the whole state.
 struct RingView {
@@ -207,17 +193,6 @@ bool lean_linear(bool long_mode, unsigned bits, uint64_t *addr, uint32_t len)
 {
     if (long_mode) {
         return canonical_range(*addr, len, bits);
-    }
-    *addr &= kLinear32Mask;
-    return *addr + len <= kLinear32Mask + 1;
-}
-
-// lean_linear without the canonical check, for an access the glue then
-// finds in one page it may access: such a range is canonical.
-bool linear_in_found_page(bool long_mode, uint64_t *addr, uint32_t len)
-{
-    if (long_mode) {
-        return true;
     }
     *addr &= kLinear32Mask;
     return *addr + len <= kLinear32Mask + 1;
@@ -491,6 +466,16 @@ bool lean_store(const LwpState &st, bool long_mode, unsigned bits,
 
 } // namespace
 
+// Step 5 for the event a stored record reports: its counter restarts like
+// after any other store.
+[[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps,
+                                  unsigned id)
+{
+    if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
+        reset_counter(st, id);
+    }
+}
+
 [[gnu::hot]] bool store_is_quiet(const LwpState &st)
 {
     // A live session (latitude mode) reads the interval from the LWPCB when
@@ -588,16 +573,6 @@ void draw_interval_policy(LwpState &st, const LwpCpuEnv &env)
     st.intervals_live = static_cast<uint8_t>(z >> 63);
 }
 
-[[gnu::hot]] uint64_t next_random(uint64_t *rng)
-{
-    uint64_t x = *rng ? *rng : kRngSeed;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *rng = x;
-    return x * kRngMultiplier;
-}
-
 bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
                   const uint8_t record[LWP_RECORD_SIZE], bool *missed)
 {
@@ -622,27 +597,6 @@ bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
     return st.counter[id] < 0;
 }
 
-[[gnu::hot]] void reset_counter(LwpState &st, unsigned id)
-{
-    // Overrun (counter below -1) shortens the next interval so that the
-    // average distance between samples stays the interval (step 5).
-    int64_t value = static_cast<int64_t>(st.interval[id]) +
-                    (static_cast<int64_t>(st.counter[id]) + 1);
-    if (value < 0) {
-        value = 0;
-    }
-    if (value > kEventFieldMax) {
-        value = kEventFieldMax;
-    }
-    if (st.random) {
-        const uint32_t mask = (1u << st.random) - 1;
-        // The high half of xorshift64*'s output is its best-mixed part.
-        const uint32_t bits = static_cast<uint32_t>(next_random(&st.rng) >> 32);
-        value = (value & ~static_cast<int64_t>(mask)) | (bits & mask);
-    }
-    st.counter[id] = static_cast<int32_t>(value);
-}
-
 } // namespace lwp
 
 extern "C" {
@@ -664,8 +618,7 @@ extern "C" {
 [[gnu::hot]] bool lwp_record_slot(const LwpState *st, bool long_mode,
                                   uint64_t *slot) noexcept
 {
-    *slot = st->buffer_base + st->head;
-    return lwp::linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
+    return lwp::record_slot(*st, long_mode, slot);
 }
 
 [[gnu::flatten, gnu::hot]]
@@ -706,16 +659,7 @@ bool lwp_store_fields(const LwpState *st, bool long_mode,
 [[gnu::flatten, gnu::hot]] void lwp_store_commit(LwpState *st, const LwpCaps *caps,
                       const LwpStoreCommit *commit) noexcept
 {
-    const unsigned id = st->pending[0];
-    st->head = commit->head;
-    st->tail = commit->tail;
-    st->tail_credit = commit->tail_credit;
-    memset(st->pending, 0, sizeof(st->pending));
-    if (st->restarted) {
-        st->restarted = 0;
-        return;
-    }
-    lwp::restart_counter(*st, *caps, id);
+    lwp::commit_store(*st, *caps, *commit);
 }
 
 void lwp_settle(LwpState *st) noexcept

@@ -6,9 +6,12 @@
 #define LWP_CORE_RING_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "lwp/lwp-model.h"
 #include "lwp_access.h"
+#include "lwp_address.h"
+#include "lwpcb.h"
 
 namespace lwp {
 
@@ -39,11 +42,81 @@ bool ensure_cache(LwpState &st, const LwpCpuEnv &env, Access &access);
 // Store st.pending, if any, and restart its event's counter.
 bool store_pending(LwpState &st, const LwpCpuEnv &env, Access &access);
 
-// Reloads the counter of event @id after its record was stored.
-void reset_counter(LwpState &st, unsigned id);
-
 // Next output of the generator behind LWPCB.Random (xorshift64*).
-uint64_t next_random(uint64_t *rng);
+inline uint64_t next_random(uint64_t *rng)
+{
+    // Any fixed non-zero value: xorshift never leaves the all-zero state.
+    constexpr uint64_t kRngSeed = 0x9E3779B97F4A7C15ull;
+    constexpr uint64_t kRngMultiplier = 0x2545F4914F6CDD1Dull;
+    uint64_t x = *rng ? *rng : kRngSeed;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    return x * kRngMultiplier;
+}
+
+// Reloads the counter of event @id after its record was stored.  Inline:
+// it runs for every record.
+inline void reset_counter(LwpState &st, unsigned id)
+{
+    // Overrun (counter below -1) shortens the next interval so that the
+    // average distance between samples stays the interval (step 5).
+    int64_t value = static_cast<int64_t>(st.interval[id]) +
+                    (static_cast<int64_t>(st.counter[id]) + 1);
+    if (value < 0) {
+        value = 0;
+    }
+    if (value > kEventFieldMax) {
+        value = kEventFieldMax;
+    }
+    if (st.random) {
+        const uint32_t mask = (1u << st.random) - 1;
+        // The high half of xorshift64*'s output is its best-mixed part.
+        const uint32_t bits = static_cast<uint32_t>(next_random(&st.rng) >> 32);
+        value = (value & ~static_cast<int64_t>(mask)) | (bits & mask);
+    }
+    st.counter[id] = static_cast<int32_t>(value);
+}
+
+// lean_linear without the canonical check, for an access the glue then
+// finds in one page it may access: such a range is canonical.
+inline bool linear_in_found_page(bool long_mode, uint64_t *addr, uint32_t len)
+{
+    if (long_mode) {
+        return true;
+    }
+    *addr &= kLinear32Mask;
+    return *addr + len <= kLinear32Mask + 1;
+}
+
+// lwp_record_slot, inline for the crossing (lwp_tb_cross).
+inline bool record_slot(const LwpState &st, bool long_mode, uint64_t *slot)
+{
+    *slot = st.buffer_base + st.head;
+    return linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
+}
+
+// reset_counter for the event of a stored record, if it is enabled.
+void restart_counter(LwpState &st, const LwpCaps &caps, unsigned id);
+
+// lwp_store_commit: inline, for the crossing that commits and plans in one
+// call (lwp_tb_cross).
+inline void commit_store(LwpState &st, const LwpCaps &caps,
+                         const LwpStoreCommit &commit)
+{
+    const unsigned id = st.pending[0];
+    st.head = commit.head;
+    st.tail = commit.tail;
+    st.tail_credit = commit.tail_credit;
+    memset(st.pending, 0, sizeof(st.pending));
+    if (st.restarted) {
+        st.restarted = 0;
+        return;
+    }
+    restart_counter(st, caps, id);
+}
+
 
 // Latitude mode (8.3): whether this session reads the intervals from the
 // LWPCB at each overflow rather than using the ones cached at its start.

@@ -68,11 +68,9 @@ FIELD(LWP_UNWIND, BRANCH, 10, 2)        /* the TB's last branch's class */
 /*
  * helper_lwp_tb_slow's own argument, apart from the TB's info: the lengths
  * of the TB's first LWP_TB_LENS instructions, LWP_TB_LEN_BITS each from
- * bit 0 (QemuLwpDisas.lens); no x86 instruction is longer than 15 bytes.
+ * bit 0 (QemuLwpDisas.lens, LwpTbShape.lens); no x86 instruction is longer
+ * than 15 bytes.
  */
-#define LWP_TB_LENS 16
-#define LWP_TB_LEN_BITS 4
-#define LWP_TB_LEN_MASK MAKE_64BIT_MASK(0, LWP_TB_LEN_BITS)
 
 /* linux-user: a new thread or process starts with LWP disabled (spec 8.4). */
 void x86_lwp_new_task(CPUX86State *env);

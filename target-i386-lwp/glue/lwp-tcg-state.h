@@ -52,8 +52,17 @@ typedef struct QemuLwpTcg {
      */
     QemuLwpKnownPage known[2];
     uint8_t known_victim;
-    /* Which of them holds the ring's page the lean store writes to. */
+    /*
+     * Which of them holds the ring's page the lean store writes to, and
+     * the LWPCB's page a full ring's store reads and writes.
+     */
     uint8_t ring_known;
+    uint8_t cb_known;
+    /*
+     * The last lean store wrote LWPCB fields (a full ring): the next one
+     * copies them before it decides (lwp_store_pending_lean).
+     */
+    uint8_t store_writes_fields;
 } QemuLwpTcg;
 
 #endif

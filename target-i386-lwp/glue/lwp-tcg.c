@@ -110,6 +110,22 @@ static unsigned lwp_page_learn(CPUX86State *env, uint64_t page, uint32_t gen)
 }
 #endif
 
+#ifdef CONFIG_USER_ONLY
+/* The index in lwp_tcg.known of @page, learnt if it was not known. */
+static unsigned lwp_page_find(CPUX86State *env, uint64_t page, uint32_t gen)
+{
+    QemuLwpTcg *t = &env->lwp_tcg;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
+        if (t->known[i].flags && t->known[i].page == page &&
+            t->known[i].gen == gen) {
+            return i;
+        }
+    }
+    return lwp_page_learn(env, page, gen);
+}
+#endif
+
 /*
  * Whether every page of [addr, addr + len) allows @access.  *@plain is the
  * host address of the range when it lies in one page of plain RAM (system
@@ -735,11 +751,6 @@ static void lwp_boundary_end(CPUX86State *env, const LwpBoundary *b,
     }
 }
 
-static uint64_t lwp_wrap_ip(uint64_t ip, unsigned csize)
-{
-    return csize == 0 ? ip : csize == 1 ? (uint32_t)ip : (uint16_t)ip;
-}
-
 /* A model step on env->lwp. */
 typedef void LwpStateStep(LwpState *st, const LwpCpuEnv *env,
                           const LwpMem *mem, LwpOutcome *out);
@@ -829,10 +840,12 @@ static void *lwp_plain_ram(CPUX86State *env, uint64_t addr, uint32_t len,
 /*
  * Where a record may be written at @slot now, with no fault possible but a
  * host fault linux-user turns into the program's signal: the host address,
- * or NULL.
+ * or NULL.  *@writable: where the next record's slot may be written as
+ * well (the page in linux-user, the next slot in system mode).
  */
 static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
-                                                     uint64_t slot)
+                                                     uint64_t slot,
+                                                     LwpWritable *writable)
 {
     uint64_t page = slot & TARGET_PAGE_MASK;
 
@@ -848,14 +861,29 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
         return NULL;
     }
     if (k->page != page || k->gen != gen || !k->flags) {
-        int index = lwp_page_known(env, slot, LWP_RECORD_SIZE);
-
-        t->ring_known = index >= 0 ? index : lwp_page_learn(env, page, gen);
+        t->ring_known = lwp_page_find(env, page, gen);
         k = &t->known[t->ring_known];
     }
-    return k->flags & PAGE_WRITE ? g2h(env_cpu(env), slot) : NULL;
+    if (!(k->flags & PAGE_WRITE)) {
+        return NULL;
+    }
+    writable->lo = page;
+    writable->hi = page + TARGET_PAGE_SIZE;
+    return g2h(env_cpu(env), slot);
 #else
-    return lwp_plain_ram(env, slot, LWP_RECORD_SIZE, MMU_DATA_STORE);
+    /* The next slot too, in the common case that it follows in the page. */
+    uint32_t len = MIN(2 * LWP_RECORD_SIZE, page + TARGET_PAGE_SIZE - slot);
+    void *host = lwp_plain_ram(env, slot, len, MMU_DATA_STORE);
+
+    if (!host && len > LWP_RECORD_SIZE) {
+        len = LWP_RECORD_SIZE;
+        host = lwp_plain_ram(env, slot, len, MMU_DATA_STORE);
+    }
+    if (host) {
+        writable->lo = slot;
+        writable->hi = slot + len;
+    }
+    return host;
 #endif
 }
 
@@ -866,8 +894,9 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
  * sets the PTE's Dirty bit and makes translated code in the range invalid,
  * so it is made only for a store that writes a field.
  */
-static void *lwp_fields_host(CPUX86State *env, uint64_t addr,
-                             MMUAccessType access)
+static inline QEMU_ALWAYS_INLINE void *lwp_fields_host(CPUX86State *env,
+                                                       uint64_t addr,
+                                                       MMUAccessType access)
 {
     uint64_t page = addr & TARGET_PAGE_MASK;
 
@@ -876,16 +905,18 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr,
     }
 #ifdef CONFIG_USER_ONLY
     int want = access == MMU_DATA_STORE ? PAGE_WRITE : PAGE_READ;
-    int index;
+    QemuLwpTcg *t = &env->lwp_tcg;
+    uint32_t gen = page_flags_generation();
+    const QemuLwpKnownPage *k = &t->known[t->cb_known];
 
     if (cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
         return NULL;
     }
-    index = lwp_page_known(env, addr, LWP_STORE_FIELDS_LEN);
-    if (index < 0) {
-        index = lwp_page_learn(env, page, page_flags_generation());
+    if (k->page != page || k->gen != gen || !k->flags) {
+        t->cb_known = lwp_page_find(env, page, gen);
+        k = &t->known[t->cb_known];
     }
-    if (!(env->lwp_tcg.known[index].flags & want)) {
+    if (!(k->flags & want)) {
         return NULL;
     }
     return g2h(env_cpu(env), addr);
@@ -897,15 +928,16 @@ static void *lwp_fields_host(CPUX86State *env, uint64_t addr,
 /*
  * lwp_store_lean on a copy of the LWPCB's fields as they are now, at
  * linear address *@cb: the store of a full ring or past a threshold, out
- * of the common store's way.
+ * of the common store's way.  *@cb_host: where the fields may be written,
+ * if that was found on the way (linux-user), else NULL.
  */
 static __attribute__((noinline))
 bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
                               uint8_t tail_reread, LwpLeanStore *s,
-                              uint64_t *cb)
+                              uint64_t *cb, uint8_t **cb_host)
 {
     uint8_t fields[LWP_STORE_FIELDS_LEN];
-    const uint8_t *host;
+    uint8_t *host;
 
     if (!lwp_store_fields(&env->lwp, long_mode, cb)) {
         return false;
@@ -914,6 +946,11 @@ bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
     if (!host) {
         return false;
     }
+#ifdef CONFIG_USER_ONLY
+    /* The page lwp_fields_host just looked up. */
+    *cb_host = env->lwp_tcg.known[env->lwp_tcg.cb_known].flags & PAGE_WRITE ?
+               host : NULL;
+#endif
 #ifdef CONFIG_USER_ONLY
     set_helper_retaddr(lwp_boundary_ra());
 #endif
@@ -925,30 +962,45 @@ bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
 }
 
 /*
- * The store of the pending record as lwp_store_lean decides it: the
- * record alone, or with the LWPCB's fields a full ring or a threshold
- * writes.  False: nothing changed, the general path decides.
+ * The store of the pending record as lwp_store_lean decides it, performed:
+ * the record alone, or with the LWPCB's fields a full ring or a threshold
+ * writes.  The caller commits *@s.  *@writable: where the next record may
+ * be written too.  False: nothing changed, the general path decides.
  */
-static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_lean(CPUX86State *env)
+static inline QEMU_ALWAYS_INLINE
+bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
+                            LwpWritable *writable)
 {
     X86CPU *cpu = env_archcpu(env);
+    QemuLwpTcg *t = &env->lwp_tcg;
     bool long_mode = lwp_long_mode(env);
     uint8_t tail_reread = cpu->lwp_latitude.model.tail_reread;
-    uint8_t event = env->lwp.pending[0];
     uint8_t *cb_host = NULL;
     uint64_t cb = 0;
-    LwpLeanStore s;
+    bool decided;
     void *host;
 
-    if (!lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, &s) &&
-        !lwp_store_lean_on_fields(env, long_mode, tail_reread, &s, &cb)) {
+    /*
+     * A ring that stays full reads the LWPCB at every store (8.3): while
+     * the last store did, the copy of its fields is made first.
+     */
+    if (t->store_writes_fields) {
+        decided = lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
+                                           &cb, &cb_host);
+    } else {
+        decided = lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, s) ||
+                  lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
+                                           &cb, &cb_host);
+    }
+    if (!decided) {
         return false;
     }
-    host = lwp_slot_host(env, s.slot);
+    t->store_writes_fields = s->nfields != 0;
+    host = lwp_slot_host(env, s->slot, writable);
     if (!host) {
         return false;
     }
-    if (s.nfields) {
+    if (s->nfields && !cb_host) {
         cb_host = lwp_fields_host(env, cb, MMU_DATA_STORE);
         if (!cb_host) {
             return false;
@@ -958,8 +1010,8 @@ static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_lean(CPUX86State *env)
     set_helper_retaddr(lwp_boundary_ra());
 #endif
     lwp_store_record_host(host, env->lwp.pending);
-    for (uint32_t i = 0; i < s.nfields; i++) {
-        const LwpFieldWrite *f = &s.fields[i];
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const LwpFieldWrite *f = &s->fields[i];
 
         if (f->len == 8) {
             stq_le_p(cb_host + f->off, f->value);
@@ -970,7 +1022,20 @@ static inline QEMU_ALWAYS_INLINE bool lwp_store_pending_lean(CPUX86State *env)
 #ifdef CONFIG_USER_ONLY
     clear_helper_retaddr();
 #endif
-    lwp_store_commit(&env->lwp, &cpu->lwp_caps, &s.commit);
+    return true;
+}
+
+/* lwp_store_pending_lean, committed. */
+static bool lwp_store_pending_now(CPUX86State *env)
+{
+    uint8_t event = env->lwp.pending[0];
+    LwpWritable writable;
+    LwpLeanStore s;
+
+    if (!lwp_store_pending_lean(env, &s, &writable)) {
+        return false;
+    }
+    lwp_store_commit(&env->lwp, &env_archcpu(env)->lwp_caps, &s.commit);
     trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
     return true;
 }
@@ -986,10 +1051,11 @@ static inline QEMU_ALWAYS_INLINE bool lwp_tb_defer_quickly(CPUX86State *env,
 {
     const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
     uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
+    LwpWritable writable;
     uint64_t slot;
 
     if (!lwp_record_slot(&env->lwp, lwp_long_mode(env), &slot) ||
-        !lwp_slot_host(env, slot)) {
+        !lwp_slot_host(env, slot, &writable)) {
         return false;
     }
     if (restart) {
@@ -1017,10 +1083,11 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
 
 static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
                                                     uint64_t info,
+                                                    uint64_t lens,
                                                     LwpTbShape *tb)
 {
     tb->first_ip = env->eip;
-    tb->last_ip = lwp_wrap_ip(env->eip +
+    tb->last_ip = lwp_ip_wrap(env->eip +
                               FIELD_EX64(info, LWP_TB_INFO, LAST_OFF),
                               FIELD_EX64(info, LWP_TB_INFO, CSIZE));
     tb->icount = FIELD_EX64(info, LWP_TB_INFO, ICOUNT);
@@ -1029,6 +1096,8 @@ static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
     /* Set only with lwp-store-delay (lwp_tr_tb_start). */
     tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
     tb->last_at_exit = FIELD_EX64(info, LWP_TB_INFO, EXIT);
+    tb->lens = lens;
+    tb->csize = FIELD_EX64(info, LWP_TB_INFO, CSIZE);
 }
 
 /*
@@ -1064,57 +1133,25 @@ static uint64_t lwp_tb_insn_ip(CPUX86State *env, const TranslationBlock *tb,
     } else {
         linear = pc;
     }
-    return lwp_wrap_ip(env->eip + (linear - first), csize);
-}
-
-/*
- * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if
- * they are not known: the translator fills the lengths in order and
- * passes none if one did not fit, so the nth alone says.  Nibbles are
- * added pairwise into bytes, which one multiplication adds up (at most
- * 16 * 15 = 240: no carry between bytes).
- */
-static inline QEMU_ALWAYS_INLINE uint32_t lwp_tb_lens_sum(uint64_t lens,
-                                                          uint32_t n)
-{
-    const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
-
-    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64 ||
-                      LWP_TB_LEN_BITS != 4);
-    uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
-                                 : lens;
-
-    if (!((lens >> (LWP_TB_LEN_BITS * (n - 1))) & LWP_TB_LEN_MASK)) {
-        return 0;
-    }
-    x = (x & nibbles) + ((x >> LWP_TB_LEN_BITS) & nibbles);
-    return (x * 0x0101010101010101ull) >> 56;
+    return lwp_ip_wrap(env->eip + (linear - first), csize);
 }
 
 /*
  * The address of instruction @split of a TB whose record is deferred.
  * Every instruction of such a TB is charged, so the first and the last
  * one's addresses are known without decoding, and those between from
- * the lengths the TB passes (@lens) or else its unwind data.
+ * the lengths the TB passes or else its unwind data.
  */
-static inline QEMU_ALWAYS_INLINE
-uint64_t lwp_tb_defer_ip(CPUX86State *env, uint64_t info, const LwpTbShape *tb,
-                         uint32_t split, const void *tb_ptr, uint64_t lens)
+static uint64_t lwp_tb_defer_ip(CPUX86State *env, const LwpTbShape *tb,
+                                uint32_t split, const void *tb_ptr)
 {
-    unsigned csize = FIELD_EX64(info, LWP_TB_INFO, CSIZE);
-    uint32_t off;
+    uint64_t ip;
 
-    if (split + 1 == tb->icount) {
-        return tb->last_ip;
+    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64);
+    if (lwp_tb_insn_ip_known(tb, split, &ip)) {
+        return ip;
     }
-    if (!split) {
-        return tb->first_ip;
-    }
-    off = split <= LWP_TB_LENS ? lwp_tb_lens_sum(lens, split) : 0;
-    if (off) {
-        return lwp_wrap_ip(tb->first_ip + off, csize);
-    }
-    return lwp_tb_insn_ip(env, tb_ptr, split, csize);
+    return lwp_tb_insn_ip(env, tb_ptr, split, tb->csize);
 }
 
 /*
@@ -1243,10 +1280,10 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
         lwp_boundary_end(env, &b, &mem);
     }
 
-    lwp_tb_shape(env, info, &tb);
+    lwp_tb_shape(env, info, lens, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
     if (action == LWP_TB_DEFER) {
-        uint64_t ip = lwp_tb_defer_ip(env, info, &tb, split, tb_ptr, lens);
+        uint64_t ip = lwp_tb_defer_ip(env, &tb, split, tb_ptr);
         bool deferred = false;
 
         if (lwp_store_after_tb(env_archcpu(env), tb.charged - split - 1)) {
@@ -1291,8 +1328,13 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     X86CPU *cpu = env_archcpu(env);
-    LwpTbShape tb LWP_UNINITIALIZED;
+    const LwpStoreCommit *stored = NULL;
+    LwpCrossing cross LWP_UNINITIALIZED;
+    LwpLeanStore store LWP_UNINITIALIZED;
+    LwpTbAction action;
+    uint8_t event = 0;
     uint32_t split;
+    uint64_t ip;
 
     if (FIELD_EX64(info, LWP_TB_INFO, EIP)) {
         env->eip = eip;
@@ -1307,14 +1349,20 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
         return lwp_tb_slow_general(env, info, tb_ptr, lens);
     }
+    cross.writable.lo = cross.writable.hi = 0;
     if (env->lwp.pending[0]) {
         /* Its counter restarted when it was gathered, some TBs ago. */
         bool restarted = env->lwp.restarted;
 
-        if (!lwp_store_pending_lean(env)) {
+        event = env->lwp.pending[0];
+        if (!lwp_store_pending_lean(env, &store, &cross.writable)) {
             return lwp_tb_slow_general(env, info, tb_ptr, lens);
         }
-        if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr) {
+        stored = &store.commit;
+        if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr &&
+            ((tb_cflags(tb_ptr) & CF_INVALID) || !restarted)) {
+            lwp_store_commit(&env->lwp, &cpu->lwp_caps, stored);
+            trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
             /*
              * The record overwrote this TB's code (the ring in its page):
              * nothing of it has run, translate it again.
@@ -1331,38 +1379,47 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
              * for the next crossing, or for the waiting record alone
              * (lwp_tr_tb_start).
              */
-            if (!restarted) {
-                return ((const TranslationBlock *)tb_ptr)->tc.ptr;
-            }
+            return ((const TranslationBlock *)tb_ptr)->tc.ptr;
         }
     }
 
-    lwp_tb_shape(env, info, &tb);
-    switch (lwp_tb_plan(&env->lwp, &cpu->lwp_caps, &tb, &split)) {
+    /*
+     * Exact mode: a record that may wait for its TB's end waits, and
+     * longer: its counter restarts now, so that the TBs after this one
+     * need not call here for its store; the next record's crossing stores
+     * it, or whatever reads LWP state first stores or settles it
+     * (lwp_settle).
+     */
+    lwp_tb_shape(env, info, lens, &cross.tb);
+    cross.core_id = LWP_CFG_COREID(env->lwp_cfg);
+    cross.long_mode = lwp_long_mode(env);
+    cross.gather = !cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store;
+    action = lwp_tb_cross(&env->lwp, &cpu->lwp_caps, &cross, stored, &split);
+    if (stored) {
+        trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
+    }
+    switch (action) {
     case LWP_TB_CHARGE:
         return NULL;
     case LWP_TB_RETIRE_LAST:
         /* A branch record, or a crossing at the branch: no TB cut. */
-        lwp_tb_arm_exit(env, &tb, tb_ptr);
+        lwp_tb_arm_exit(env, &cross.tb, tb_ptr);
         return NULL;
     case LWP_TB_DEFER:
-        /*
-         * Exact mode: a record that may wait for its TB's end waits, and
-         * longer: its counter restarts now, so that the TBs after this
-         * one need not call here for its store; the next record's
-         * crossing stores it, or whatever reads LWP state first stores
-         * or settles it (lwp_settle).
-         */
-        if (!cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store &&
-            lwp_tb_defer_quickly(env, &tb,
-                                 lwp_tb_defer_ip(env, info, &tb, split,
-                                                 tb_ptr, lens), true)) {
-            t->deferred_unwind = tb.charged - split;
-            t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
-            trace_lwp_tb_defer(env->eip, split);
-            return NULL;
+        /* Its address or its slot not known here. */
+        if (!cross.gather) {
+            break;
         }
-        break;
+        ip = lwp_tb_defer_ip(env, &cross.tb, split, tb_ptr);
+        if (!lwp_tb_defer_quickly(env, &cross.tb, ip, true)) {
+            break;
+        }
+        /* fall through */
+    case LWP_TB_DEFERRED:
+        t->deferred_unwind = cross.tb.charged - split;
+        t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
+        trace_lwp_tb_defer(env->eip, split);
+        return NULL;
     case LWP_TB_SPLIT:
         /*
          * A branch record (or one that may not wait): the TB cut to
@@ -1370,7 +1427,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
          * the cut is made after the crossing instead (lwp_tb_split).
          */
         if (!(curr_cflags(env_cpu(env)) & CF_USE_ICOUNT)) {
-            return lwp_tb_split(env, info, split, tb.icount);
+            return lwp_tb_split(env, info, split, cross.tb.icount);
         }
         break;
     default:
@@ -1383,7 +1440,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 static void lwp_retired_insn(CPUX86State *env, uint32_t info, LwpRetired *insn)
 {
     insn->ip = env->lwp_tcg.insn_ip;
-    insn->fallthrough = lwp_wrap_ip(insn->ip +
+    insn->fallthrough = lwp_ip_wrap(insn->ip +
                                     FIELD_EX32(info, LWP_RETIRE, LEN),
                                     FIELD_EX32(info, LWP_RETIRE, CSIZE));
     insn->next_ip = env->eip;
@@ -1399,7 +1456,7 @@ static void lwp_store_records(LwpGuestMem *m, LwpCpuEnv *cpu,
     for (unsigned i = 0; i < n; i++) {
         /* If this store faults, the record waits and any later one is lost. */
         memcpy(m->env->lwp.pending, records[i], LWP_RECORD_SIZE);
-        if (!lwp_store_pending_lean(m->env)) {
+        if (!lwp_store_pending_now(m->env)) {
             lwp_store_pending_or_fault(m, cpu);
         }
     }
@@ -1468,7 +1525,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
      * start).
      */
     if ((t->tb_flags & HF_LWP_IPF_MASK) ||
-        (env->lwp.pending[0] && !lwp_store_pending_lean(env))) {
+        (env->lwp.pending[0] && !lwp_store_pending_now(env))) {
         lwp_retire_general(env, info, NULL, 0);
         return;
     }
@@ -1482,7 +1539,7 @@ void helper_lwp_retire(CPUX86State *env, uint32_t info)
                    &insn, records);
     for (unsigned i = 0; i < n; i++) {
         memcpy(env->lwp.pending, records[i], LWP_RECORD_SIZE);
-        if (!lwp_store_pending_lean(env)) {
+        if (!lwp_store_pending_now(env)) {
             lwp_retire_general(env, info, records + i + 1, n - i - 1);
             return;
         }

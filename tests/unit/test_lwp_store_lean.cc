@@ -430,3 +430,148 @@ TEST_F(StoreLean, AgreesWithTheGeneralPath)
 }
 
 } // namespace
+
+namespace {
+
+using namespace lwptest;
+
+// lwp_tb_cross is the record path's one step at a crossing: the store the
+// caller performed committed, the TB planned, the crossing's record
+// gathered (spec 1.1: "the Store stage (and subsequent stages) may
+// complete some number of cycles after the tagged instruction retires";
+// step 5's reset).  It must leave the state exactly as those steps, taken
+// one by one through their own entry points, leave it.
+class TbCross : public RingStoreTest {
+protected:
+    // Ten instructions of four bytes at 0x1000, all charged at its start.
+    static LwpCrossing crossing(uint64_t lo, uint64_t hi)
+    {
+        LwpCrossing c = {};
+        c.tb.first_ip = 0x1000;
+        c.tb.last_ip = 0x1024;
+        c.tb.icount = 10;
+        c.tb.charged = 10;
+        c.tb.may_defer = true;
+        c.tb.lens = 0x4444444444444444ull;
+        c.writable.lo = lo;
+        c.writable.hi = hi;
+        c.core_id = 7;
+        c.long_mode = true;
+        c.gather = true;
+        return c;
+    }
+};
+
+TEST_F(TbCross, AQuietCrossingIsCommitPlanAndRestartedGather)
+{
+    start_ire();
+    const LwpCrossing c = crossing(kRing, kRing + kPage);
+    for (int32_t counter = 0; counter < 10; counter++) {
+        // The last crossing's record pending, its counter restarted when
+        // it was gathered and now at @counter: this TB crosses at its
+        // instruction @counter.
+        gather(0x700 + counter);
+        st.counter[LWP_EVENT_IRE] = counter;
+        st.restarted = 0x100;
+        LwpLeanStore s;
+        ASSERT_TRUE(lwp_store_lean(&st, true, 0, nullptr, &s));
+
+        LwpState steps = st;
+        lwp_store_commit(&steps, &caps, &s.commit);
+        uint32_t split_steps, split;
+        ASSERT_EQ(lwp_tb_plan(&steps, &caps, &c.tb, &split_steps),
+                  LWP_TB_DEFER);
+        lwp_tb_defer_restart(&steps, &caps, c.core_id, &c.tb,
+                             0x1000 + 4 * split_steps);
+
+        ASSERT_EQ(lwp_tb_cross(&st, &caps, &c, &s.commit, &split),
+                  LWP_TB_DEFERRED);
+        EXPECT_EQ(split, static_cast<uint32_t>(counter));
+        EXPECT_EQ(split, split_steps);
+        EXPECT_TRUE(states_equal(st, steps)) << counter;
+        // Instruction k of four bytes each is at 0x1000 + 4k (figure 2-3).
+        uint64_t ip;
+        memcpy(&ip, st.pending + 8, sizeof(ip));
+        EXPECT_EQ(ip, 0x1000u + 4 * counter);
+        EXPECT_EQ(st.head, LWP_RECORD_SIZE * (counter + 1));
+        // Step 5 from the overrun the TB's later instructions make.
+        EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - (9 - counter));
+    }
+}
+
+TEST_F(TbCross, LeavesTheGatherToTheCallerWhereItCannotWriteOrLocate)
+{
+    start_ire();
+    st.counter[LWP_EVENT_IRE] = 5;
+    uint32_t split;
+
+    // The head's slot outside what the caller may write: planned only.
+    LwpState before = st;
+    LwpCrossing c = crossing(kRing + 32, kRing + kPage);
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_EQ(split, 5u);
+    EXPECT_TRUE(states_equal(st, before));
+    c = crossing(kRing, kRing + LWP_RECORD_SIZE - 1);
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(st, before));
+    c = crossing(0, 0);
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(st, before));
+
+    // The crossing's address not in the lengths: the 6th's length unknown.
+    c = crossing(kRing, kRing + kPage);
+    c.tb.lens &= ~(0xfull << (4 * 4));
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(st, before));
+
+    // Latitude and lwp-sync-store gather elsewhere.
+    c = crossing(kRing, kRing + kPage);
+    c.gather = false;
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(st, before));
+
+    // Exactly the slot: gathered, at the 6th instruction's address.
+    c = crossing(kRing, kRing + LWP_RECORD_SIZE);
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFERRED);
+    uint64_t ip;
+    memcpy(&ip, st.pending + 8, sizeof(ip));
+    EXPECT_EQ(ip, 0x1014u);
+    EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
+}
+
+TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
+{
+    // Lengths 1, 2, ..., 15, 1 from the first instruction on.
+    uint64_t lens = 0;
+    for (unsigned i = 0; i < LWP_TB_LENS; i++) {
+        lens |= static_cast<uint64_t>(i % 15 + 1) << (LWP_TB_LEN_BITS * i);
+    }
+    uint32_t sum = 0;
+    for (unsigned n = 1; n <= LWP_TB_LENS; n++) {
+        sum += (n - 1) % 15 + 1;
+        EXPECT_EQ(lwp_tb_lens_sum(lens, n), sum) << n;
+    }
+    // A zero length: that many are not known, nor any after.
+    const uint64_t broken = lens & ~(0xfull << (LWP_TB_LEN_BITS * 3));
+    EXPECT_EQ(lwp_tb_lens_sum(broken, 3), 6u);
+    EXPECT_EQ(lwp_tb_lens_sum(broken, 4), 0u);
+
+    LwpTbShape t = {};
+    t.first_ip = 0xfffe;
+    t.last_ip = 0x20;
+    t.icount = 17;
+    t.lens = lens;
+    t.csize = 2;                                   // 16-bit code wraps
+    uint64_t ip;
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 2, &ip));
+    EXPECT_EQ(ip, 0x0001u);                        // 0xfffe + 1 + 2
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 0, &ip));
+    EXPECT_EQ(ip, 0xfffeu);
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 16, &ip));
+    EXPECT_EQ(ip, 0x20u);                          // the last one
+    // Beyond the lengths and not the last: only the unwind data knows.
+    t.icount = 19;
+    EXPECT_FALSE(lwp_tb_insn_ip_known(&t, 17, &ip));
+}
+
+} // namespace

@@ -289,7 +289,70 @@ typedef struct LwpTbShape {
      * retires, at the TB's exit (LWP_TB_RETIRE_LAST).
      */
     bool last_at_exit;
+    /*
+     * The lengths of its first LWP_TB_LENS instructions, LWP_TB_LEN_BITS
+     * each from bit 0, as far as the translator knew them (0: not known),
+     * and its code size (0: 64-bit, 1: 32-bit, 2: 16-bit), which wraps
+     * effective addresses.
+     */
+    uint64_t lens;
+    uint8_t csize;
 } LwpTbShape;
+
+#define LWP_TB_LENS 16
+#define LWP_TB_LEN_BITS 4
+#define LWP_TB_LEN_MASK 0xfull
+
+/* An effective address of code of size @csize, wrapped to it. */
+static inline uint64_t lwp_ip_wrap(uint64_t ip, unsigned csize)
+{
+    return csize == 0 ? ip : csize == 1 ? (uint32_t)ip : (uint16_t)ip;
+}
+
+/*
+ * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if
+ * they are not known: the translator fills the lengths in order and
+ * passes none if one did not fit, so the nth alone says.  Nibbles are
+ * added pairwise into bytes, which one multiplication adds up (at most
+ * 16 * 15 = 240: no carry between bytes).
+ */
+static inline uint32_t lwp_tb_lens_sum(uint64_t lens, uint32_t n)
+{
+    const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
+    uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
+                                 : lens;
+
+    if (!((lens >> (LWP_TB_LEN_BITS * (n - 1))) & LWP_TB_LEN_MASK)) {
+        return 0;
+    }
+    x = (x & nibbles) + ((x >> LWP_TB_LEN_BITS) & nibbles);
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+/*
+ * The effective address of instruction @index of @tb, if its shape tells
+ * it: the first, the last, or one whose offset the lengths give.
+ */
+static inline bool lwp_tb_insn_ip_known(const LwpTbShape *tb, uint32_t index,
+                                        uint64_t *ip)
+{
+    uint32_t off;
+
+    if (index + 1 == tb->icount) {
+        *ip = tb->last_ip;
+        return true;
+    }
+    if (!index) {
+        *ip = tb->first_ip;
+        return true;
+    }
+    off = index <= LWP_TB_LENS ? lwp_tb_lens_sum(tb->lens, index) : 0;
+    if (!off) {
+        return false;
+    }
+    *ip = lwp_ip_wrap(tb->first_ip + off, tb->csize);
+    return true;
+}
 
 typedef enum LwpTbAction {
     LWP_TB_CHARGE,            /* counters charged for the whole TB: run it */
@@ -297,6 +360,7 @@ typedef enum LwpTbAction {
     LWP_TB_SPLIT,             /* run only the first *split instructions, then decide again */
     LWP_TB_DEFER,             /* run it; instruction *split's record: lwp_tb_defer */
     LWP_TB_RETIRE_LAST,       /* run it; its last one: lwp_retire at its exit */
+    LWP_TB_DEFERRED,          /* run it; lwp_tb_cross gathered the record */
 } LwpTbAction;
 
 /*
@@ -478,6 +542,37 @@ bool lwp_store_lean(const LwpState *st, bool long_mode, uint8_t tail_reread,
  */
 bool lwp_store_fields(const LwpState *st, bool long_mode,
                       uint64_t *addr) LWP_NOEXCEPT;
+
+/*
+ * Linear addresses the caller knows may be written now as plain RAM,
+ * [lo, hi); empty when lo == hi.
+ */
+typedef struct LwpWritable {
+    uint64_t lo;
+    uint64_t hi;
+} LwpWritable;
+
+/* What lwp_tb_cross needs to know of the TB, the CPU and memory. */
+typedef struct LwpCrossing {
+    LwpTbShape tb;
+    LwpWritable writable;     /* a record's slot there may be written */
+    uint8_t core_id;          /* LWP_CFG.COREID */
+    bool long_mode;           /* linear addresses are 64-bit */
+    bool gather;              /* exact mode: LWP_TB_DEFERRED allowed */
+} LwpCrossing;
+
+/*
+ * The common crossing, in one step: the store lwp_store_lean decided and
+ * the caller performed is committed (@stored; NULL if none), the TB is
+ * planned (lwp_tb_plan), and a record the plan defers is gathered with its
+ * counter restarted (lwp_tb_defer_restart) when @c->gather allows it, its
+ * slot lies in @c->writable and the TB's shape gives its address:
+ * LWP_TB_DEFERRED.  LWP_TB_DEFER then means the caller gathers it; any
+ * other answer is lwp_tb_plan's.
+ */
+LwpTbAction lwp_tb_cross(LwpState *st, const LwpCaps *caps,
+                         const LwpCrossing *c, const LwpStoreCommit *stored,
+                         uint32_t *split) LWP_NOEXCEPT;
 
 /*
  * Re-read what XRSTOR did not restore (interval, threshold, IP range...)
