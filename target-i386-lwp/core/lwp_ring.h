@@ -22,11 +22,73 @@ namespace lwp {
 bool store_record(LwpState &st, const LwpCpuEnv &env, Access &access,
                   const uint8_t record[LWP_RECORD_SIZE], bool *missed);
 
+// Bytes between tail and head: what the program has not consumed yet.
+// head < buffer_size (lwp_state_check); the tail is the program's and may
+// be anything.  Every store asks: no division unless the tail is out of
+// range.
+template <typename Ring>
+uint32_t space_used(const Ring &st)
+{
+    const uint32_t size = st.buffer_size;
+    const uint32_t tail = st.tail < size ? st.tail : st.tail % size;
+    return st.head >= tail ? st.head - tail : st.head + size - tail;
+}
+
+// Where the head goes after a store: head < buffer_size and both are
+// multiples of LWP_RECORD_SIZE (lwp_state_check), so no division.
+template <typename Ring>
+uint32_t next_head(const Ring &st)
+{
+    const uint32_t next = st.head + LWP_RECORD_SIZE;
+    return next >= st.buffer_size ? 0 : next;
+}
+
+// The ring fields of LwpState that ring_store reads and writes: what the
+// fast path works on instead of a copy of the whole state.
+struct RingView {
+    uint64_t cbaddr;
+    uint64_t buffer_base;
+    uint32_t buffer_size;
+    uint32_t head;
+    uint32_t flags;
+    uint32_t threshold;
+    uint32_t tail;
+    uint8_t tail_credit;
+
+    explicit RingView(const LwpState &st)
+        : cbaddr(st.cbaddr), buffer_base(st.buffer_base),
+          buffer_size(st.buffer_size), head(st.head), flags(st.flags),
+          threshold(st.threshold), tail(st.tail), tail_credit(st.tail_credit)
+    {
+    }
+};
+
 // Whether the store of one record, made now or later in the same state,
 // cannot raise the threshold interrupt (a full ring's missed event cannot)
 // and needs nothing re-read from the LWPCB.  Memory is not looked at: the
-// store may still fault.
-bool store_is_quiet(const LwpState &st);
+// store may still fault.  Inline: every deferred record asks.
+inline bool store_is_quiet(const LwpState &st)
+{
+    // A live session (latitude mode) reads the interval from the LWPCB when
+    // the counter restarts: a read that may fault and whose value the
+    // deferral's no-second-crossing rule cannot know in advance.
+    if (st.pending[0] || !st.cbaddr || !st.cache_valid ||
+        st.buffer_size < LWP_RECORD_SIZE || st.intervals_live) {
+        return false;
+    }
+    // ring_store's threshold rule, decided on the tail last read: a ring
+    // that looks full may turn out not to be once re-read, and interrupt.
+    if (!(st.flags & kFlagsInt) || st.threshold > st.buffer_size) {
+        return true;
+    }
+    RingView ring(st);
+    const uint32_t next = next_head(ring);
+    if (next == ring.tail) {
+        return false;
+    }
+    ring.head = next;
+    return space_used(ring) < ring.threshold;
+}
 
 // Whether the slot at the head takes a record now (the first write of a
 // store; LeanAccess's common case).  Changes nothing.

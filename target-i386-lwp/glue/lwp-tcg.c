@@ -849,7 +849,7 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
 {
     uint64_t page = slot & TARGET_PAGE_MASK;
 
-    if (((slot + LWP_RECORD_SIZE - 1) & TARGET_PAGE_MASK) != page) {
+    if (unlikely(((slot + LWP_RECORD_SIZE - 1) & TARGET_PAGE_MASK) != page)) {
         return NULL;
     }
 #ifdef CONFIG_USER_ONLY
@@ -857,14 +857,14 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
     uint32_t gen = page_flags_generation();
     const QemuLwpKnownPage *k = &t->known[t->ring_known];
 
-    if (cpu_plugin_mem_cbs_enabled(env_cpu(env))) {
+    if (unlikely(cpu_plugin_mem_cbs_enabled(env_cpu(env)))) {
         return NULL;
     }
-    if (k->page != page || k->gen != gen || !k->flags) {
+    if (unlikely(k->page != page || k->gen != gen || !k->flags)) {
         t->ring_known = lwp_page_find(env, page, gen);
         k = &t->known[t->ring_known];
     }
-    if (!(k->flags & PAGE_WRITE)) {
+    if (unlikely(!(k->flags & PAGE_WRITE))) {
         return NULL;
     }
     writable->lo = page;
@@ -928,10 +928,11 @@ static inline QEMU_ALWAYS_INLINE void *lwp_fields_host(CPUX86State *env,
 /*
  * lwp_store_lean on a copy of the LWPCB's fields as they are now, at
  * linear address *@cb: the store of a full ring or past a threshold, out
- * of the common store's way.  *@cb_host: where the fields may be written,
- * if that was found on the way (linux-user), else NULL.
+ * of the common store's way but next to it (hot: a ring that stays full
+ * comes here at every record).  *@cb_host: where the fields may be
+ * written, if that was found on the way (linux-user), else NULL.
  */
-static __attribute__((noinline))
+static __attribute__((hot, noinline))
 bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
                               uint8_t tail_reread, LwpLeanStore *s,
                               uint64_t *cb, uint8_t **cb_host)
@@ -984,7 +985,7 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
      * A ring that stays full reads the LWPCB at every store (8.3): while
      * the last store did, the copy of its fields is made first.
      */
-    if (t->store_writes_fields) {
+    if (unlikely(t->store_writes_fields)) {
         decided = lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
                                            &cb, &cb_host);
     } else {
@@ -992,15 +993,15 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
                   lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
                                            &cb, &cb_host);
     }
-    if (!decided) {
+    if (unlikely(!decided)) {
         return false;
     }
     t->store_writes_fields = s->nfields != 0;
     host = lwp_slot_host(env, s->slot, writable);
-    if (!host) {
+    if (unlikely(!host)) {
         return false;
     }
-    if (s->nfields && !cb_host) {
+    if (unlikely(s->nfields) && !cb_host) {
         cb_host = lwp_fields_host(env, cb, MMU_DATA_STORE);
         if (!cb_host) {
             return false;
@@ -1010,7 +1011,7 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
     set_helper_retaddr(lwp_boundary_ra());
 #endif
     lwp_store_record_host(host, env->lwp.pending);
-    for (uint32_t i = 0; i < s->nfields; i++) {
+    for (uint32_t i = 0; unlikely(i < s->nfields); i++) {
         const LwpFieldWrite *f = &s->fields[i];
 
         if (f->len == 8) {
@@ -1314,6 +1315,83 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
     return NULL;
 }
 
+/* The TB's record gathered at its start, its store after it. */
+static inline QEMU_ALWAYS_INLINE void lwp_tb_deferred(CPUX86State *env,
+                                                      const LwpTbShape *tb,
+                                                      uint32_t split)
+{
+    env->lwp_tcg.deferred_unwind = tb->charged - split;
+    env->lwp_tcg.deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
+    trace_lwp_tb_defer(env->eip, split);
+}
+
+/*
+ * helper_lwp_tb_slow after a store at the start of a TB that came for it
+ * alone, its counter reset now, or whose code the store overwrote: the
+ * store committed, the TB starts over.
+ */
+static __attribute__((cold, noinline))
+const void *lwp_tb_start_over(CPUX86State *env, const void *tb_ptr,
+                              const LwpStoreCommit *stored, uint8_t event)
+{
+    lwp_store_commit(&env->lwp, &env_archcpu(env)->lwp_caps, stored);
+    trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
+    /*
+     * The record overwrote this TB's code (the ring in its page): nothing
+     * of it has run, translate it again.
+     */
+    if (tb_cflags(tb_ptr) & CF_INVALID) {
+        cpu_loop_exit_noexc(env_cpu(env));
+    }
+    /*
+     * Stored, its counter reset: the TB starts again and charges itself
+     * from there, with no plan made here (nothing of it has run, and
+     * -icount, which charged it at its start, forbids GOTO).  After a
+     * waiting record (its counter restarted already) the TB is decided
+     * in helper_lwp_tb_slow: it came for the next crossing, or for the
+     * waiting record alone (lwp_tr_tb_start).
+     */
+    return ((const TranslationBlock *)tb_ptr)->tc.ptr;
+}
+
+/*
+ * helper_lwp_tb_slow once lwp_tb_cross planned the TB, for the plans out
+ * of the common way: a record lwp_tb_cross could not gather, a TB cut,
+ * the general path.
+ */
+static __attribute__((cold, noinline))
+const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
+                                const void *tb_ptr, uint64_t lens,
+                                const LwpCrossing *cross, LwpTbAction action,
+                                uint32_t split)
+{
+    switch (action) {
+    case LWP_TB_DEFER:
+        /* Its address or its slot not known to lwp_tb_cross. */
+        if (cross->gather &&
+            lwp_tb_defer_quickly(env, &cross->tb,
+                                 lwp_tb_defer_ip(env, &cross->tb, split,
+                                                 tb_ptr), true)) {
+            lwp_tb_deferred(env, &cross->tb, split);
+            return NULL;
+        }
+        break;
+    case LWP_TB_SPLIT:
+        /*
+         * A branch record (or one that may not wait): the TB cut to
+         * length stores it when its instruction retires.  Under -icount
+         * the cut is made after the crossing instead (lwp_tb_split).
+         */
+        if (!(curr_cflags(env_cpu(env)) & CF_USE_ICOUNT)) {
+            return lwp_tb_split(env, info, split, cross->tb.icount);
+        }
+        break;
+    default:
+        break;
+    }
+    return lwp_tb_slow_general(env, info, tb_ptr, lens);
+}
+
 /*
  * A TB's start when a counter crossed zero in it or a record is pending.
  * The common cases, here: the pending record stored by the lean store,
@@ -1334,7 +1412,6 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     LwpTbAction action;
     uint8_t event = 0;
     uint32_t split;
-    uint64_t ip;
 
     if (FIELD_EX64(info, LWP_TB_INFO, EIP)) {
         env->eip = eip;
@@ -1345,41 +1422,23 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     t->tb_uncharged = 0;
     t->deferred_unwind = 0;
     t->exit_tb = NULL;
-    if ((t->tb_flags & HF_LWP_IPF_MASK) ||
-        FIELD_EX64(info, LWP_TB_INFO, SINGLE)) {
+    if (unlikely((t->tb_flags & HF_LWP_IPF_MASK) ||
+                 FIELD_EX64(info, LWP_TB_INFO, SINGLE))) {
         return lwp_tb_slow_general(env, info, tb_ptr, lens);
     }
     cross.writable.lo = cross.writable.hi = 0;
-    if (env->lwp.pending[0]) {
+    if (likely(env->lwp.pending[0])) {
         /* Its counter restarted when it was gathered, some TBs ago. */
         bool restarted = env->lwp.restarted;
 
         event = env->lwp.pending[0];
-        if (!lwp_store_pending_lean(env, &store, &cross.writable)) {
+        if (unlikely(!lwp_store_pending_lean(env, &store, &cross.writable))) {
             return lwp_tb_slow_general(env, info, tb_ptr, lens);
         }
         stored = &store.commit;
-        if (FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr &&
-            ((tb_cflags(tb_ptr) & CF_INVALID) || !restarted)) {
-            lwp_store_commit(&env->lwp, &cpu->lwp_caps, stored);
-            trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
-            /*
-             * The record overwrote this TB's code (the ring in its page):
-             * nothing of it has run, translate it again.
-             */
-            if (tb_cflags(tb_ptr) & CF_INVALID) {
-                cpu_loop_exit_noexc(env_cpu(env));
-            }
-            /*
-             * Stored, its counter reset: the TB starts again and charges
-             * itself from there, with no plan made here (nothing of it
-             * has run, and -icount, which charged it at its start,
-             * forbids GOTO).  After a waiting record (its counter
-             * restarted already) the TB is decided here and now: it came
-             * for the next crossing, or for the waiting record alone
-             * (lwp_tr_tb_start).
-             */
-            return ((const TranslationBlock *)tb_ptr)->tc.ptr;
+        if (unlikely(FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr &&
+                     ((tb_cflags(tb_ptr) & CF_INVALID) || !restarted))) {
+            return lwp_tb_start_over(env, tb_ptr, stored, event);
         }
     }
 
@@ -1398,42 +1457,20 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     if (stored) {
         trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
     }
-    switch (action) {
-    case LWP_TB_CHARGE:
+    if (likely(action == LWP_TB_DEFERRED)) {
+        lwp_tb_deferred(env, &cross.tb, split);
         return NULL;
-    case LWP_TB_RETIRE_LAST:
+    }
+    if (action == LWP_TB_CHARGE) {
+        return NULL;
+    }
+    if (action == LWP_TB_RETIRE_LAST) {
         /* A branch record, or a crossing at the branch: no TB cut. */
         lwp_tb_arm_exit(env, &cross.tb, tb_ptr);
         return NULL;
-    case LWP_TB_DEFER:
-        /* Its address or its slot not known here. */
-        if (!cross.gather) {
-            break;
-        }
-        ip = lwp_tb_defer_ip(env, &cross.tb, split, tb_ptr);
-        if (!lwp_tb_defer_quickly(env, &cross.tb, ip, true)) {
-            break;
-        }
-        /* fall through */
-    case LWP_TB_DEFERRED:
-        t->deferred_unwind = cross.tb.charged - split;
-        t->deferred_counter = env->lwp.counter[LWP_EVENT_IRE];
-        trace_lwp_tb_defer(env->eip, split);
-        return NULL;
-    case LWP_TB_SPLIT:
-        /*
-         * A branch record (or one that may not wait): the TB cut to
-         * length stores it when its instruction retires.  Under -icount
-         * the cut is made after the crossing instead (lwp_tb_split).
-         */
-        if (!(curr_cflags(env_cpu(env)) & CF_USE_ICOUNT)) {
-            return lwp_tb_split(env, info, split, cross.tb.icount);
-        }
-        break;
-    default:
-        break;
     }
-    return lwp_tb_slow_general(env, info, tb_ptr, lens);
+    return lwp_tb_slow_planned(env, info, tb_ptr, lens, &cross, action,
+                               split);
 }
 
 /* The instruction helper_lwp_retire retires, as @info describes it. */
