@@ -246,7 +246,8 @@ bool slot_writable(const LwpState &st, const LwpCrossing &c)
 
 extern "C" {
 
-[[gnu::flatten, gnu::hot]] LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
+[[gnu::flatten, gnu::hot]]
+LwpTbAction lwp_tb_plan(LwpState *st, const LwpCaps *caps,
                         const LwpTbShape *tb, uint32_t *split) noexcept
 {
     return plan(st, caps, tb, split);

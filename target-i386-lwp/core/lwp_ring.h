@@ -179,7 +179,6 @@ inline void commit_store(LwpState &st, const LwpCaps &caps,
     restart_counter(st, caps, id);
 }
 
-
 // Latitude mode (8.3): whether this session reads the intervals from the
 // LWPCB at each overflow rather than using the ones cached at its start.
 bool intervals_live(const LwpState &st, const LwpCpuEnv &env);

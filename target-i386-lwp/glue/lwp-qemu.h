@@ -65,12 +65,6 @@ FIELD(LWP_RETIRE, INDEX, 16, 10)
 FIELD(LWP_UNWIND, IRE, 0, 10)           /* IRE charge of it and later ones */
 FIELD(LWP_UNWIND, BRANCH, 10, 2)        /* the TB's last branch's class */
 
-/*
- * helper_lwp_tb_slow's own argument, apart from the TB's info: the lengths
- * of the TB's first LWP_TB_LENS instructions, LWP_TB_LEN_BITS each from
- * bit 0 (QemuLwpDisas.lens, LwpTbShape.lens); no x86 instruction is longer
- * than 15 bytes.
- */
 
 /* linux-user: a new thread or process starts with LWP disabled (spec 8.4). */
 void x86_lwp_new_task(CPUX86State *env);

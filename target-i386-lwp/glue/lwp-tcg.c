@@ -797,11 +797,11 @@ static void lwp_store_pending_or_fault(LwpGuestMem *m, LwpCpuEnv *cpu)
 
 /*
  * The record path at its floor (issue 25).  The common record is gathered
- * (lwp_tb_defer_known) and stored (lwp_store_lean) once lwp_slot_host
- * found its slot writable; a store that reads the LWPCB (a full ring, a
- * threshold) is decided by lwp_store_lean too, on a copy of the LWPCB's
- * fields made here once lwp_fields_host found them readable, and written
- * once found writable.
+ * (lwp_tb_cross, else lwp_tb_defer_known) and stored (lwp_store_lean) once
+ * lwp_slot_host found its slot writable; a store that reads the LWPCB (a
+ * full ring, a threshold) is decided by lwp_store_lean too, on a copy of
+ * the LWPCB's fields made here once lwp_fields_host found them readable,
+ * and written once found writable.
  * In linux-user the pages lwp_probe's page memory knows while no mapping
  * changed since (PAGE_WRITE is off while a page holds translated code),
  * read and written here, in C, with the return address set, so that a
@@ -840,23 +840,24 @@ static void *lwp_plain_ram(CPUX86State *env, uint64_t addr, uint32_t len,
 /*
  * Where a record may be written at @slot now, with no fault possible but a
  * host fault linux-user turns into the program's signal: the host address,
- * or NULL.  *@writable: where the next record's slot may be written as
- * well (the page in linux-user, the next slot in system mode).
+ * or NULL.  *@writable, unless NULL: where the next record's slot may be
+ * written as well, in this helper call (the page in linux-user, the next
+ * slot in system mode).
  */
 static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
                                                      uint64_t slot,
                                                      LwpWritable *writable)
 {
     uint64_t page = slot & TARGET_PAGE_MASK;
-
-    if (unlikely(((slot + LWP_RECORD_SIZE - 1) & TARGET_PAGE_MASK) != page)) {
-        return NULL;
-    }
+    bool in_page = ((slot + LWP_RECORD_SIZE - 1) & TARGET_PAGE_MASK) == page;
 #ifdef CONFIG_USER_ONLY
     QemuLwpTcg *t = &env->lwp_tcg;
     uint32_t gen = page_flags_generation();
     const QemuLwpKnownPage *k = &t->known[t->ring_known];
 
+    if (unlikely(!in_page)) {
+        return NULL;
+    }
     if (unlikely(cpu_plugin_mem_cbs_enabled(env_cpu(env)))) {
         return NULL;
     }
@@ -867,19 +868,29 @@ static inline QEMU_ALWAYS_INLINE void *lwp_slot_host(CPUX86State *env,
     if (unlikely(!(k->flags & PAGE_WRITE))) {
         return NULL;
     }
-    writable->lo = page;
-    writable->hi = page + TARGET_PAGE_SIZE;
+    if (writable) {
+        writable->lo = page;
+        writable->hi = page + TARGET_PAGE_SIZE;
+    }
     return g2h(env_cpu(env), slot);
 #else
-    /* The next slot too, in the common case that it follows in the page. */
-    uint32_t len = MIN(2 * LWP_RECORD_SIZE, page + TARGET_PAGE_SIZE - slot);
-    void *host = lwp_plain_ram(env, slot, len, MMU_DATA_STORE);
+    /*
+     * The next slot too, in the common case that it follows in the page:
+     * what makes a probe fail (MMIO, a watchpoint) is per page, so this
+     * probe fails only where the slot's alone would.  It marks the next
+     * slot's bytes dirty and their translated code invalid one record
+     * early, as the next record's store there would.
+     */
+    uint32_t len = writable ? MIN(2 * LWP_RECORD_SIZE,
+                                  page + TARGET_PAGE_SIZE - slot)
+                            : LWP_RECORD_SIZE;
+    void *host;
 
-    if (!host && len > LWP_RECORD_SIZE) {
-        len = LWP_RECORD_SIZE;
-        host = lwp_plain_ram(env, slot, len, MMU_DATA_STORE);
+    if (!in_page) {
+        return NULL;
     }
-    if (host) {
+    host = lwp_plain_ram(env, slot, len, MMU_DATA_STORE);
+    if (host && writable) {
         writable->lo = slot;
         writable->hi = slot + len;
     }
@@ -951,8 +962,6 @@ bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
     /* The page lwp_fields_host just looked up. */
     *cb_host = env->lwp_tcg.known[env->lwp_tcg.cb_known].flags & PAGE_WRITE ?
                host : NULL;
-#endif
-#ifdef CONFIG_USER_ONLY
     set_helper_retaddr(lwp_boundary_ra());
 #endif
     memcpy(fields, host, sizeof(fields));
@@ -965,8 +974,9 @@ bool lwp_store_lean_on_fields(CPUX86State *env, bool long_mode,
 /*
  * The store of the pending record as lwp_store_lean decides it, performed:
  * the record alone, or with the LWPCB's fields a full ring or a threshold
- * writes.  The caller commits *@s.  *@writable: where the next record may
- * be written too.  False: nothing changed, the general path decides.
+ * writes.  The caller commits *@s.  *@writable, unless NULL: where the
+ * next record may be written too (lwp_slot_host).  False: nothing changed,
+ * the general path decides.
  */
 static inline QEMU_ALWAYS_INLINE
 bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
@@ -983,17 +993,21 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
 
     /*
      * A ring that stays full reads the LWPCB at every store (8.3): while
-     * the last store did, the copy of its fields is made first.
+     * the last store did, the copy of its fields is made first.  Either
+     * order decides the same store (the copy only adds what the fields
+     * say), so where the first declines the second is asked.
      */
-    if (unlikely(t->store_writes_fields)) {
+    if (t->store_writes_fields) {
         decided = lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
-                                           &cb, &cb_host);
+                                           &cb, &cb_host) ||
+                  lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, s);
     } else {
         decided = lwp_store_lean(&env->lwp, long_mode, tail_reread, NULL, s) ||
                   lwp_store_lean_on_fields(env, long_mode, tail_reread, s,
                                            &cb, &cb_host);
     }
     if (unlikely(!decided)) {
+        t->store_writes_fields = 0;
         return false;
     }
     t->store_writes_fields = s->nfields != 0;
@@ -1011,7 +1025,7 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
     set_helper_retaddr(lwp_boundary_ra());
 #endif
     lwp_store_record_host(host, env->lwp.pending);
-    for (uint32_t i = 0; unlikely(i < s->nfields); i++) {
+    for (uint32_t i = 0; i < s->nfields; i++) {
         const LwpFieldWrite *f = &s->fields[i];
 
         if (f->len == 8) {
@@ -1030,10 +1044,9 @@ bool lwp_store_pending_lean(CPUX86State *env, LwpLeanStore *s,
 static bool lwp_store_pending_now(CPUX86State *env)
 {
     uint8_t event = env->lwp.pending[0];
-    LwpWritable writable;
     LwpLeanStore s;
 
-    if (!lwp_store_pending_lean(env, &s, &writable)) {
+    if (!lwp_store_pending_lean(env, &s, NULL)) {
         return false;
     }
     lwp_store_commit(&env->lwp, &env_archcpu(env)->lwp_caps, &s.commit);
@@ -1052,11 +1065,10 @@ static inline QEMU_ALWAYS_INLINE bool lwp_tb_defer_quickly(CPUX86State *env,
 {
     const LwpCaps *caps = &env_archcpu(env)->lwp_caps;
     uint8_t core_id = LWP_CFG_COREID(env->lwp_cfg);
-    LwpWritable writable;
     uint64_t slot;
 
     if (!lwp_record_slot(&env->lwp, lwp_long_mode(env), &slot) ||
-        !lwp_slot_host(env, slot, &writable)) {
+        !lwp_slot_host(env, slot, NULL)) {
         return false;
     }
     if (restart) {
@@ -1148,7 +1160,9 @@ static uint64_t lwp_tb_defer_ip(CPUX86State *env, const LwpTbShape *tb,
 {
     uint64_t ip;
 
-    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64);
+    /* The translator's packing, which lwp_tb_lens_sum adds up. */
+    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64 ||
+                      LWP_TB_LEN_BITS != 4);
     if (lwp_tb_insn_ip_known(tb, split, &ip)) {
         return ip;
     }
@@ -1328,9 +1342,11 @@ static inline QEMU_ALWAYS_INLINE void lwp_tb_deferred(CPUX86State *env,
 /*
  * helper_lwp_tb_slow after a store at the start of a TB that came for it
  * alone, its counter reset now, or whose code the store overwrote: the
- * store committed, the TB starts over.
+ * store committed, the TB starts over.  Out of exact mode's way (its
+ * records wait with their counters restarted); latitude mode's late
+ * stores come here.
  */
-static __attribute__((cold, noinline))
+static __attribute__((noinline))
 const void *lwp_tb_start_over(CPUX86State *env, const void *tb_ptr,
                               const LwpStoreCommit *stored, uint8_t event)
 {

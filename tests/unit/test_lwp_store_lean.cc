@@ -539,6 +539,75 @@ TEST_F(TbCross, LeavesTheGatherToTheCallerWhereItCannotWriteOrLocate)
     EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
 }
 
+// Outside long mode the slot is a 32-bit linear address (the buffer's
+// base plus the head, truncated), and the window is compared with it so.
+TEST_F(TbCross, ComparesTheTruncatedSlotOutsideLongMode)
+{
+    start_ire();
+    st.counter[LWP_EVENT_IRE] = 5;
+    st.buffer_base = 0x1'ffff'ffe0ull;           // slot 0xffffffe0 once cut
+    const LwpState before = st;
+    uint32_t split;
+    LwpCrossing c = crossing(0xffff'f000ull, 0x1'0000'0000ull);
+    c.long_mode = false;
+    ASSERT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFERRED);
+    EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
+
+    // The same window taken as 64-bit addresses does not hold the slot.
+    st = before;
+    c.long_mode = true;
+    EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(st, before));
+}
+
+// A window at the top of the address space ends at 2^64, which wraps to 0.
+TEST_F(TbCross, TakesAWindowThatEndsAtTheTopOfTheAddressSpace)
+{
+    start_ire();
+    st.counter[LWP_EVENT_IRE] = 5;
+    st.buffer_base = 0xffff'ffff'ffff'f000ull;
+    st.head = 0xfe0;                               // the page's last slot
+    uint32_t split;
+    LwpCrossing c = crossing(0xffff'ffff'ffff'f000ull, 0);
+    LwpState fits = st;
+    EXPECT_EQ(lwp_tb_cross(&fits, &caps, &c, nullptr, &split),
+              LWP_TB_DEFERRED);
+    // One byte short of it: the slot's last byte is outside.
+    c.writable.hi = 0xffff'ffff'ffff'ffffull;
+    LwpState short_by_one = st;
+    EXPECT_EQ(lwp_tb_cross(&short_by_one, &caps, &c, nullptr, &split),
+              LWP_TB_DEFER);
+    EXPECT_TRUE(states_equal(short_by_one, st));
+}
+
+// A full ring's missed event leaves the head where it was (table 6-1), so
+// the next record is gathered for the same slot, inside the same window.
+TEST_F(TbCross, AfterAMissedEventGathersForTheSameSlot)
+{
+    start_ire();
+    st.head = kRingSize - 32;
+    st.tail = 0;                                   // full: head + 32 wraps to it
+    mem.poke32(kCb + 64, 0);
+    gather(0x55);
+    st.counter[LWP_EVENT_IRE] = 3;
+    st.restarted = 0x100;
+    uint8_t fields[LWP_STORE_FIELDS_LEN];
+    mem.peek(kCb, fields, sizeof(fields));
+    LwpLeanStore s;
+    ASSERT_TRUE(lwp_store_lean(&st, true, 0, fields, &s));
+    EXPECT_EQ(s.commit.head, kRingSize - 32);
+    EXPECT_EQ(s.nfields, 2u);                      // MissedEvents, the head
+    const LwpCrossing c = crossing(s.slot, s.slot + LWP_RECORD_SIZE);
+    uint32_t split;
+    ASSERT_EQ(lwp_tb_cross(&st, &caps, &c, &s.commit, &split),
+              LWP_TB_DEFERRED);
+    EXPECT_EQ(st.head, kRingSize - 32);
+    EXPECT_EQ(split, 3u);
+    uint64_t ip;
+    memcpy(&ip, st.pending + 8, sizeof(ip));
+    EXPECT_EQ(ip, 0x100cu);
+}
+
 TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
 {
     // Lengths 1, 2, ..., 15, 1 from the first instruction on.

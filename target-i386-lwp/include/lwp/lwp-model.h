@@ -545,7 +545,10 @@ bool lwp_store_fields(const LwpState *st, bool long_mode,
 
 /*
  * Linear addresses the caller knows may be written now as plain RAM,
- * [lo, hi); empty when lo == hi.
+ * [lo, hi), in modular arithmetic (hi may wrap to 0 at the top of the
+ * address space); empty when lo == hi.  Only a precondition of
+ * lwp_tb_cross's gather, in the call it is given to: the record is
+ * written at a later crossing, which finds its slot writable again.
  */
 typedef struct LwpWritable {
     uint64_t lo;
