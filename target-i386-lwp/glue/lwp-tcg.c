@@ -57,21 +57,27 @@ typedef struct LwpGuestMem {
  * another thread's munmap or mprotect is the host's to catch, as for the
  * program's own accesses (lwp_store_bytes, lwp_load).
  */
-static int lwp_page_known(CPUX86State *env, uint64_t addr, uint32_t len)
+static int lwp_page_index(CPUX86State *env, uint64_t page, uint32_t gen)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
+        if (t->known[i].flags && t->known[i].page == page &&
+            t->known[i].gen == gen) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int lwp_page_known(CPUX86State *env, uint64_t addr, uint32_t len)
+{
     uint64_t page = addr & TARGET_PAGE_MASK;
 
     if (((addr + len - 1) & TARGET_PAGE_MASK) != page) {
         return -1;
     }
-    for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
-        if (t->known[i].flags && t->known[i].page == page &&
-            t->known[i].gen == page_flags_generation()) {
-            return i;
-        }
-    }
-    return -1;
+    return lwp_page_index(env, page, page_flags_generation());
 }
 
 static int lwp_page_known_flags(CPUX86State *env, uint64_t addr,
@@ -114,15 +120,9 @@ static unsigned lwp_page_learn(CPUX86State *env, uint64_t page, uint32_t gen)
 /* The index in lwp_tcg.known of @page, learnt if it was not known. */
 static unsigned lwp_page_find(CPUX86State *env, uint64_t page, uint32_t gen)
 {
-    QemuLwpTcg *t = &env->lwp_tcg;
+    int index = lwp_page_index(env, page, gen);
 
-    for (unsigned i = 0; i < ARRAY_SIZE(t->known); i++) {
-        if (t->known[i].flags && t->known[i].page == page &&
-            t->known[i].gen == gen) {
-            return i;
-        }
-    }
-    return lwp_page_learn(env, page, gen);
+    return index >= 0 ? index : lwp_page_learn(env, page, gen);
 }
 #endif
 
