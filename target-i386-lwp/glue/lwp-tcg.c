@@ -1097,6 +1097,7 @@ static void lwp_tb_give_back_charge(CPUX86State *env, uint64_t info)
 static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
                                                     uint64_t info,
                                                     uint64_t lens,
+                                                    uint64_t lens_more,
                                                     LwpTbShape *tb)
 {
     tb->first_ip = env->eip;
@@ -1109,7 +1110,8 @@ static inline QEMU_ALWAYS_INLINE void lwp_tb_shape(CPUX86State *env,
     /* Set only with lwp-store-delay (lwp_tr_tb_start). */
     tb->may_defer = FIELD_EX64(info, LWP_TB_INFO, DEFER);
     tb->last_at_exit = FIELD_EX64(info, LWP_TB_INFO, EXIT);
-    tb->lens = lens;
+    tb->lens[0] = lens;
+    tb->lens[1] = lens_more;
     tb->csize = FIELD_EX64(info, LWP_TB_INFO, CSIZE);
 }
 
@@ -1161,7 +1163,7 @@ static uint64_t lwp_tb_defer_ip(CPUX86State *env, const LwpTbShape *tb,
     uint64_t ip;
 
     /* The translator's packing, which lwp_tb_lens_sum adds up. */
-    QEMU_BUILD_BUG_ON(LWP_TB_LENS * LWP_TB_LEN_BITS != 64 ||
+    QEMU_BUILD_BUG_ON(LWP_TB_WORD_LENS * LWP_TB_LEN_BITS != 64 ||
                       LWP_TB_LEN_BITS != 4);
     if (lwp_tb_insn_ip_known(tb, split, &ip)) {
         return ip;
@@ -1265,7 +1267,8 @@ static bool lwp_store_after_tb(X86CPU *cpu, uint32_t after)
  */
 static __attribute__((cold, noinline))
 const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
-                                const void *tb_ptr, uint64_t lens)
+                                const void *tb_ptr, uint64_t lens,
+                                uint64_t lens_more)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     CPUState *cs = env_cpu(env);
@@ -1295,7 +1298,7 @@ const void *lwp_tb_slow_general(CPUX86State *env, uint64_t info,
         lwp_boundary_end(env, &b, &mem);
     }
 
-    lwp_tb_shape(env, info, lens, &tb);
+    lwp_tb_shape(env, info, lens, lens_more, &tb);
     action = lwp_tb_decide(env, info, &tb, &split);
     if (action == LWP_TB_DEFER) {
         uint64_t ip = lwp_tb_defer_ip(env, &tb, split, tb_ptr);
@@ -1377,8 +1380,8 @@ const void *lwp_tb_start_over(CPUX86State *env, const void *tb_ptr,
  */
 static __attribute__((cold, noinline))
 const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
-                                const void *tb_ptr, uint64_t lens,
-                                const LwpCrossing *cross, LwpTbAction action,
+                                const void *tb_ptr, const LwpCrossing *cross,
+                                LwpTbAction action,
                                 uint32_t split)
 {
     switch (action) {
@@ -1405,7 +1408,8 @@ const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
     default:
         break;
     }
-    return lwp_tb_slow_general(env, info, tb_ptr, lens);
+    return lwp_tb_slow_general(env, info, tb_ptr, cross->tb.lens[0],
+                               cross->tb.lens[1]);
 }
 
 /*
@@ -1418,7 +1422,7 @@ const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
 __attribute__((hot))
 const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
                                target_ulong eip, const void *tb_ptr,
-                               uint64_t lens)
+                               uint64_t lens, uint64_t lens_more)
 {
     QemuLwpTcg *t = &env->lwp_tcg;
     X86CPU *cpu = env_archcpu(env);
@@ -1440,7 +1444,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     t->exit_tb = NULL;
     if (unlikely((t->tb_flags & HF_LWP_IPF_MASK) ||
                  FIELD_EX64(info, LWP_TB_INFO, SINGLE))) {
-        return lwp_tb_slow_general(env, info, tb_ptr, lens);
+        return lwp_tb_slow_general(env, info, tb_ptr, lens, lens_more);
     }
     cross.writable.lo = cross.writable.hi = 0;
     if (likely(env->lwp.pending[0])) {
@@ -1449,7 +1453,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
 
         event = env->lwp.pending[0];
         if (unlikely(!lwp_store_pending_lean(env, &store, &cross.writable))) {
-            return lwp_tb_slow_general(env, info, tb_ptr, lens);
+            return lwp_tb_slow_general(env, info, tb_ptr, lens, lens_more);
         }
         stored = &store.commit;
         if (unlikely(FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr &&
@@ -1465,7 +1469,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
      * it, or whatever reads LWP state first stores or settles it
      * (lwp_settle).
      */
-    lwp_tb_shape(env, info, lens, &cross.tb);
+    lwp_tb_shape(env, info, lens, lens_more, &cross.tb);
     cross.core_id = LWP_CFG_COREID(env->lwp_cfg);
     cross.long_mode = lwp_long_mode(env);
     cross.gather = !cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store;
@@ -1485,8 +1489,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
         lwp_tb_arm_exit(env, &cross.tb, tb_ptr);
         return NULL;
     }
-    return lwp_tb_slow_planned(env, info, tb_ptr, lens, &cross, action,
-                               split);
+    return lwp_tb_slow_planned(env, info, tb_ptr, &cross, action, split);
 }
 
 /* The instruction helper_lwp_retire retires, as @info describes it. */

@@ -452,7 +452,7 @@ protected:
         c.tb.icount = 10;
         c.tb.charged = 10;
         c.tb.may_defer = true;
-        c.tb.lens = 0x4444444444444444ull;
+        c.tb.lens[0] = 0x4444444444444444ull;
         c.writable.lo = lo;
         c.writable.hi = hi;
         c.core_id = 7;
@@ -520,7 +520,7 @@ TEST_F(TbCross, LeavesTheGatherToTheCallerWhereItCannotWriteOrLocate)
 
     // The crossing's address not in the lengths: the 6th's length unknown.
     c = crossing(kRing, kRing + kPage);
-    c.tb.lens &= ~(0xfull << (4 * 4));
+    c.tb.lens[0] &= ~(0xfull << (4 * 4));
     EXPECT_EQ(lwp_tb_cross(&st, &caps, &c, nullptr, &split), LWP_TB_DEFER);
     EXPECT_TRUE(states_equal(st, before));
 
@@ -612,11 +612,11 @@ TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
 {
     // Lengths 1, 2, ..., 15, 1 from the first instruction on.
     uint64_t lens = 0;
-    for (unsigned i = 0; i < LWP_TB_LENS; i++) {
+    for (unsigned i = 0; i < LWP_TB_WORD_LENS; i++) {
         lens |= static_cast<uint64_t>(i % 15 + 1) << (LWP_TB_LEN_BITS * i);
     }
     uint32_t sum = 0;
-    for (unsigned n = 1; n <= LWP_TB_LENS; n++) {
+    for (unsigned n = 1; n <= LWP_TB_WORD_LENS; n++) {
         sum += (n - 1) % 15 + 1;
         EXPECT_EQ(lwp_tb_lens_sum(lens, n), sum) << n;
     }
@@ -629,7 +629,7 @@ TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
     t.first_ip = 0xfffe;
     t.last_ip = 0x20;
     t.icount = 17;
-    t.lens = lens;
+    t.lens[0] = lens;
     t.csize = 2;                                   // 16-bit code wraps
     uint64_t ip;
     ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 2, &ip));
@@ -641,6 +641,51 @@ TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
     // Beyond the lengths and not the last: only the unwind data knows.
     t.icount = 19;
     EXPECT_FALSE(lwp_tb_insn_ip_known(&t, 17, &ip));
+}
+
+// A TB of 40 instructions of 1 to 15 bytes: the first 32 lengths are
+// passed, in two words, and give every address up to the 33rd
+// instruction's; after that only the last one's is known.
+TEST(TbLengths, TheSecondWordContinuesTheFirst)
+{
+    LwpTbShape t = {};
+    uint64_t expect[40];
+    uint64_t at = 0x400000;
+    for (unsigned i = 0; i < 40; i++) {
+        const unsigned len = (i * 7) % 15 + 1;
+        expect[i] = at;
+        if (i < LWP_TB_LENS) {
+            t.lens[i / LWP_TB_WORD_LENS] |=
+                static_cast<uint64_t>(len) << (LWP_TB_LEN_BITS *
+                                               (i % LWP_TB_WORD_LENS));
+        }
+        at += len;
+    }
+    t.first_ip = expect[0];
+    t.last_ip = expect[39];
+    t.icount = 40;
+    uint64_t ip;
+    for (unsigned i = 0; i <= LWP_TB_LENS; i++) {
+        ASSERT_TRUE(lwp_tb_insn_ip_known(&t, i, &ip)) << i;
+        EXPECT_EQ(ip, expect[i]) << i;
+    }
+    for (unsigned i = LWP_TB_LENS + 1; i < 39; i++) {
+        EXPECT_FALSE(lwp_tb_insn_ip_known(&t, i, &ip)) << i;
+    }
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 39, &ip));
+    EXPECT_EQ(ip, expect[39]);
+
+    // A second word without a full first one is not believed.
+    LwpTbShape odd = t;
+    odd.lens[0] &= ~(LWP_TB_LEN_MASK << (LWP_TB_LEN_BITS * 15));
+    EXPECT_FALSE(lwp_tb_insn_ip_known(&odd, 17, &ip));
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&odd, 15, &ip));
+    EXPECT_EQ(ip, expect[15]);
+    // 32-bit code wraps the sum.
+    t.first_ip = 0xfffffff0u;
+    t.csize = 1;
+    ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 20, &ip));
+    EXPECT_EQ(ip, (expect[20] - expect[0] + 0xfffffff0u) & 0xffffffffu);
 }
 
 } // namespace

@@ -291,15 +291,16 @@ typedef struct LwpTbShape {
     bool last_at_exit;
     /*
      * The lengths of its first LWP_TB_LENS instructions, LWP_TB_LEN_BITS
-     * each from bit 0, as far as the translator knew them (0: not known),
-     * and its code size (0: 64-bit, 1: 32-bit, 2: 16-bit), which wraps
-     * effective addresses.
+     * each from bit 0 of lens[0], then of lens[1], as far as the
+     * translator knew them (0: not known), and its code size (0: 64-bit,
+     * 1: 32-bit, 2: 16-bit), which wraps effective addresses.
      */
-    uint64_t lens;
+    uint64_t lens[2];
     uint8_t csize;
 } LwpTbShape;
 
-#define LWP_TB_LENS 16
+#define LWP_TB_WORD_LENS 16
+#define LWP_TB_LENS (2 * LWP_TB_WORD_LENS)
 #define LWP_TB_LEN_BITS 4
 #define LWP_TB_LEN_MASK 0xfull
 
@@ -310,7 +311,7 @@ static inline uint64_t lwp_ip_wrap(uint64_t ip, unsigned csize)
 }
 
 /*
- * The sum of the first @n (1 to LWP_TB_LENS) lengths in @lens, or 0 if
+ * The sum of the first @n (1 to LWP_TB_WORD_LENS) lengths in @lens, or 0 if
  * they are not known: the translator fills the lengths in order and
  * passes none if one did not fit, so the nth alone says.  Nibbles are
  * added pairwise into bytes, which one multiplication adds up (at most
@@ -319,8 +320,8 @@ static inline uint64_t lwp_ip_wrap(uint64_t ip, unsigned csize)
 static inline uint32_t lwp_tb_lens_sum(uint64_t lens, uint32_t n)
 {
     const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
-    uint64_t x = n < LWP_TB_LENS ? lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1)
-                                 : lens;
+    uint64_t x = n < LWP_TB_WORD_LENS ?
+                 lens & ((1ull << (LWP_TB_LEN_BITS * n)) - 1) : lens;
 
     if (!((lens >> (LWP_TB_LEN_BITS * (n - 1))) & LWP_TB_LEN_MASK)) {
         return 0;
@@ -346,7 +347,17 @@ static inline bool lwp_tb_insn_ip_known(const LwpTbShape *tb, uint32_t index,
         *ip = tb->first_ip;
         return true;
     }
-    off = index <= LWP_TB_LENS ? lwp_tb_lens_sum(tb->lens, index) : 0;
+    if (index <= LWP_TB_WORD_LENS) {
+        off = lwp_tb_lens_sum(tb->lens[0], index);
+    } else if (index <= LWP_TB_LENS) {
+        uint32_t head = lwp_tb_lens_sum(tb->lens[0], LWP_TB_WORD_LENS);
+        uint32_t rest = lwp_tb_lens_sum(tb->lens[1],
+                                        index - LWP_TB_WORD_LENS);
+
+        off = head && rest ? head + rest : 0;
+    } else {
+        off = 0;
+    }
     if (!off) {
         return false;
     }
