@@ -1381,8 +1381,7 @@ const void *lwp_tb_start_over(CPUX86State *env, const void *tb_ptr,
 static __attribute__((cold, noinline))
 const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
                                 const void *tb_ptr, const LwpCrossing *cross,
-                                LwpTbAction action,
-                                uint32_t split)
+                                LwpTbAction action, uint32_t split)
 {
     switch (action) {
     case LWP_TB_DEFER:

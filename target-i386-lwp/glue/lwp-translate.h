@@ -19,8 +19,7 @@ typedef struct QemuLwpDisas {
      * The lengths of its first LWP_TB_LENS instructions, 4 bits each from
      * bit 0 of lens[0], then of lens[1], known once the next one starts:
      * helper_lwp_tb_slow finds a crossing instruction's address by adding
-     * them up.  0: not known.  A TB of up to 17 instructions passes a
-     * lens[1] of 0, which costs its slow path one register clear.
+     * them up.  0: not known.
      */
     uint64_t lens[2];
     bool lens_broken;         /* a length over LWP_TB_LEN_MASK: lens unused */

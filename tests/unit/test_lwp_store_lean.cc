@@ -655,9 +655,7 @@ TEST(TbLengths, TheSecondWordContinuesTheFirst)
         const unsigned len = (i * 7) % 15 + 1;
         expect[i] = at;
         if (i < LWP_TB_LENS) {
-            t.lens[i / LWP_TB_WORD_LENS] |=
-                static_cast<uint64_t>(len) << (LWP_TB_LEN_BITS *
-                                               (i % LWP_TB_WORD_LENS));
+            lwp_tb_lens_put(t.lens, i, len);
         }
         at += len;
     }
@@ -674,6 +672,9 @@ TEST(TbLengths, TheSecondWordContinuesTheFirst)
     }
     ASSERT_TRUE(lwp_tb_insn_ip_known(&t, 39, &ip));
     EXPECT_EQ(ip, expect[39]);
+    // The packing itself: instruction 16's length is word 1's first.
+    EXPECT_EQ(t.lens[1] & LWP_TB_LEN_MASK, (16u * 7) % 15 + 1);
+    EXPECT_EQ(t.lens[0] >> 60, (15u * 7) % 15 + 1);
 
     // A second word without a full first one is not believed.
     LwpTbShape odd = t;

@@ -304,6 +304,18 @@ typedef struct LwpTbShape {
 #define LWP_TB_LEN_BITS 4
 #define LWP_TB_LEN_MASK 0xfull
 
+/*
+ * Record @len (1 to LWP_TB_LEN_MASK) as the length of instruction @index
+ * (0 to LWP_TB_LENS - 1) in @lens, the translator's packing, which
+ * lwp_tb_insn_ip_known reads.
+ */
+static inline void lwp_tb_lens_put(uint64_t lens[2], uint32_t index,
+                                   uint64_t len)
+{
+    lens[index / LWP_TB_WORD_LENS] |=
+        len << (LWP_TB_LEN_BITS * (index % LWP_TB_WORD_LENS));
+}
+
 /* An effective address of code of size @csize, wrapped to it. */
 static inline uint64_t lwp_ip_wrap(uint64_t ip, unsigned csize)
 {
