@@ -135,6 +135,53 @@ asm(PROG_MACROS
     EPILOGUE
     ".popsection\n");
 
+/*
+ * ---- instructions retired in a TB of 47 instructions of every length ----
+ * 45 NOPs whose lengths run through 1 to 15 bytes (0F 1F /0 with a ModRM,
+ * SIB and displacement as long as needed, then 66 prefixes), DEC and JNZ:
+ * one TB, crossed once per record (256 apart) at each of its instructions
+ * in turn (256 and 47 are coprime).  A record gathered at its TB's start
+ * is named by adding up the lengths the TB passes.
+ */
+asm(PROG_MACROS
+    ".pushsection .text\n"
+    ".macro LEN_NOP len\n\t"
+    ".if \\len == 1\n\t.byte 0x90\n\t"
+    ".elseif \\len == 2\n\t.byte 0x66, 0x90\n\t"
+    ".elseif \\len == 3\n\t.byte 0x0f, 0x1f, 0x00\n\t"
+    ".elseif \\len == 4\n\t.byte 0x0f, 0x1f, 0x40, 0x00\n\t"
+    ".elseif \\len == 5\n\t.byte 0x0f, 0x1f, 0x44, 0, 0\n\t"
+    ".elseif \\len == 6\n\t.byte 0x66, 0x0f, 0x1f, 0x44, 0, 0\n\t"
+    ".elseif \\len == 7\n\t.byte 0x0f, 0x1f, 0x80, 0, 0, 0, 0\n\t"
+    ".else\n\t"
+    ".rept \\len - 8\n\t.byte 0x66\n\t.endr\n\t"
+    ".byte 0x0f, 0x1f, 0x84, 0x00, 0, 0, 0, 0\n\t"
+    ".endif\n"
+    ".endm\n"
+    ".globl len_prog\n"
+    "len_prog:\n\t"
+    PROLOGUE
+    "mov (" R_DI "), %eax\n\t"
+    "mov 4(" R_DI "), %ecx\n"
+    "TBEGIN len\n"
+    "len_start:\n"
+    "T len, TX, llwpcb %eax\n"
+    "len_loop:\n"
+    ".rept 3\n"
+    ".irp n, 1, 8, 15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9\n"
+    "T len, TP, LEN_NOP \\n\n"
+    ".endr\n"
+    ".endr\n"
+    "T len, TP, dec %ecx\n"
+    "T len, TC, jnz len_loop\n"
+    "len_loop_end:\n"
+    "TFLUSH len\n"
+    "len_done:\n"
+    "TEND len\n\t"
+    EPILOGUE
+    ".purgem LEN_NOP\n"
+    ".popsection\n");
+
 /* ---- branches retired: every counted kind, taken and not, and non-branches */
 asm(PROG_MACROS
     ".pushsection .data\n"
@@ -624,8 +671,10 @@ asm(PROG_MACROS
 typedef uintptr_t prog_fn(uintptr_t);
 extern char sys_stub[], gate_stub[];
 extern prog_fn tf_prog, ff_prog, csb_prog, xs_prog, rep_prog, llw_prog, ire_prog, bre_prog, flt_prog, tsk_prog, pnd_prog;
+extern prog_fn len_prog;
 TR_TABLE(llw);
 TR_TABLE(ire);
+TR_TABLE(len);
 TR_TABLE(bre);
 TR_TABLE(flt);
 TR_TABLE(tsk);
@@ -662,6 +711,7 @@ TR_LABEL(tsk_start); TR_LABEL(tsk_top); TR_LABEL(tsk_c1); TR_LABEL(tsk_after);
 TR_LABEL(tsk_done); TR_LABEL(tsk_fn); TR_LABEL(tsk_fn_end);
 TR_LABEL(pnd_start); TR_LABEL(pnd_top); TR_LABEL(pnd_jnz); TR_LABEL(pnd_after);
 TR_LABEL(pnd_done);
+TR_LABEL(len_start); TR_LABEL(len_loop); TR_LABEL(len_loop_end); TR_LABEL(len_done);
 
 /* ---- the paths the programs take ------------------------------------------ */
 
@@ -680,6 +730,14 @@ static void path_ire(struct tr_path *p, unsigned iters)
     tr_span(p, ire_start, ire_loop);
     tr_span_n(p, ire_loop, ire_loop_end, iters);
     tr_span(p, ire_loop_end, ire_done);
+}
+
+static void path_len(struct tr_path *p, unsigned iters)
+{
+    tr_begin(p, len_tab, len_tab_end);
+    tr_span(p, len_start, len_loop);
+    tr_span_n(p, len_loop, len_loop_end, iters);
+    tr_span(p, len_loop_end, len_done);
 }
 
 static void path_bre(struct tr_path *p, unsigned iters)
@@ -1047,6 +1105,34 @@ static void test_ire(void)
     cfg_init(&m, TR_EV_IRE, 1000);
     m.interval[2] = 300;
     run_and_verify("IRE, counter 1000, interval 300", ire_prog, &path, &m, iters);
+}
+
+/*
+ * A record at each instruction of one TB of 47, named from the lengths of
+ * those before it: every length at every place.
+ */
+static void test_lengths(void)
+{
+    struct tr_cfg m;
+    const unsigned iters = 400;
+    bool seen[47] = { false };
+    unsigned kinds = 0;
+
+    path_len(&path, iters);
+    cfg_init(&m, TR_EV_IRE, 255);
+    run_and_verify("IRE in a TB of 47 instructions of 1 to 15 bytes", len_prog, &path, &m,
+                   iters);
+    /* len_tab: LLWPCB, then the loop's 47 instructions. */
+    for (unsigned k = 0; k < out.nrec; k++) {
+        for (unsigned i = 0; i < 47; i++) {
+            if (out.rec[k].id == 2 && out.rec[k].ip == len_tab[1 + i].start && !seen[i]) {
+                seen[i] = true;
+                kinds++;
+            }
+        }
+    }
+    report(kinds == 47, "(model: records fall on all 47 instructions of the loop: %u do)",
+           kinds);
 }
 
 /* ---- d, e: branches retired and the branch filters ------------------------- */
@@ -2097,6 +2183,7 @@ int main(void)
 
     test_llwpcb();
     test_ire();
+    test_lengths();
     test_bre();
     test_ipf();
     test_same_insn();
