@@ -21,6 +21,7 @@
 #include "lwp.h"
 #include "apic.h"
 #include "lwp-trace.h"
+#include "../common/lwp-len-nops.h"
 
 #define CORE_ID      0x5c
 #define LWP_VECTOR   0x51
@@ -145,19 +146,7 @@ asm(PROG_MACROS
  */
 asm(PROG_MACROS
     ".pushsection .text\n"
-    ".macro LEN_NOP len\n\t"
-    ".if \\len == 1\n\t.byte 0x90\n\t"
-    ".elseif \\len == 2\n\t.byte 0x66, 0x90\n\t"
-    ".elseif \\len == 3\n\t.byte 0x0f, 0x1f, 0x00\n\t"
-    ".elseif \\len == 4\n\t.byte 0x0f, 0x1f, 0x40, 0x00\n\t"
-    ".elseif \\len == 5\n\t.byte 0x0f, 0x1f, 0x44, 0, 0\n\t"
-    ".elseif \\len == 6\n\t.byte 0x66, 0x0f, 0x1f, 0x44, 0, 0\n\t"
-    ".elseif \\len == 7\n\t.byte 0x0f, 0x1f, 0x80, 0, 0, 0, 0\n\t"
-    ".else\n\t"
-    ".rept \\len - 8\n\t.byte 0x66\n\t.endr\n\t"
-    ".byte 0x0f, 0x1f, 0x84, 0x00, 0, 0, 0, 0\n\t"
-    ".endif\n"
-    ".endm\n"
+    LEN_NOPS_MACRO
     ".globl len_prog\n"
     "len_prog:\n\t"
     PROLOGUE
@@ -168,8 +157,8 @@ asm(PROG_MACROS
     "T len, TX, llwpcb %eax\n"
     "len_loop:\n"
     ".rept 3\n"
-    ".irp n, 1, 8, 15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9\n"
-    "T len, TP, LEN_NOP \\n\n"
+    ".irp n, " LEN_NOPS_ORDER "\n"
+    "T len, TP, len_nop \\n\n"
     ".endr\n"
     ".endr\n"
     "T len, TP, dec %ecx\n"
@@ -179,7 +168,7 @@ asm(PROG_MACROS
     "len_done:\n"
     "TEND len\n\t"
     EPILOGUE
-    ".purgem LEN_NOP\n"
+    ".purgem len_nop\n"
     ".popsection\n");
 
 /* ---- branches retired: every counted kind, taken and not, and non-branches */

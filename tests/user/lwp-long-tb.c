@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/lwp-len-nops.h"
 #include "lwp-ire-session.h"
 
 #define PERIOD 256
@@ -60,41 +61,18 @@ static void __attribute__((noinline, noclone)) run_sled(uint32_t iters)
                  : "+c"(iters) : : "memory", "cc");
 }
 
-/* The lengths, 1 + 7k mod 15: a permutation of 1..15. */
-static unsigned mixed_len(unsigned i)
-{
-    return (i * 7) % 15 + 1;
-}
-
 static void __attribute__((noinline, noclone)) run_mixed(uint32_t iters)
 {
     asm volatile("jmp 2f\n\t"
                  ".p2align 12\n"
                  "mixed_start:\n\t"
-                 /*
-                  * A NOP of len bytes: 0F 1F /0 with a ModRM, SIB and
-                  * displacement as long as needed, then 66 prefixes (at
-                  * most 7: 15 bytes in all).
-                  */
-                 ".macro lwp_nop len\n\t"
-                 ".if \\len == 1\n\t.byte 0x90\n\t"
-                 ".elseif \\len == 2\n\t.byte 0x66, 0x90\n\t"
-                 ".elseif \\len == 3\n\t.byte 0x0f, 0x1f, 0x00\n\t"
-                 ".elseif \\len == 4\n\t.byte 0x0f, 0x1f, 0x40, 0x00\n\t"
-                 ".elseif \\len == 5\n\t.byte 0x0f, 0x1f, 0x44, 0, 0\n\t"
-                 ".elseif \\len == 6\n\t.byte 0x66, 0x0f, 0x1f, 0x44, 0, 0\n\t"
-                 ".elseif \\len == 7\n\t.byte 0x0f, 0x1f, 0x80, 0, 0, 0, 0\n\t"
-                 ".else\n\t"
-                 ".rept \\len - 8\n\t.byte 0x66\n\t.endr\n\t"
-                 ".byte 0x0f, 0x1f, 0x84, 0x00, 0, 0, 0, 0\n\t"
-                 ".endif\n\t"
-                 ".endm\n\t"
+                 LEN_NOPS_MACRO
                  ".rept 3\n\t"
-                 ".irp len, 1, 8, 15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9\n\t"
-                 "lwp_nop \\len\n\t"
+                 ".irp len, " LEN_NOPS_ORDER "\n\t"
+                 "len_nop \\len\n\t"
                  ".endr\n\t"
                  ".endr\n\t"
-                 ".purgem lwp_nop\n"
+                 ".purgem len_nop\n"
                  "mixed_end:\n\t"
                  "sub $1, %%ecx\n\t"
                  ".byte 0x0f, 0x85\n\t"
@@ -209,7 +187,7 @@ int main(void)
         return 77;
     }
     if (!loop_layout(&ones, sled_start, sled_end, MAX_NOPS, NULL) ||
-        !loop_layout(&mixed, mixed_start, mixed_end, MIXED_NOPS, mixed_len)) {
+        !loop_layout(&mixed, mixed_start, mixed_end, MIXED_NOPS, lwp_len_nop)) {
         report(0, "the loops' lengths add up to their code");
         return report_summary();
     }
