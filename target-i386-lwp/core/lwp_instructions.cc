@@ -20,11 +20,6 @@ namespace {
 
 using namespace lwp;
 
-bool event_enabled(const LwpState &st, const LwpCaps &caps, unsigned id)
-{
-    return id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id));
-}
-
 // SLWPCB's flush (5.2), also the first step of LLWPCB on an enabled LWP:
 // the pending record goes to the ring, counters and head to the LWPCB.
 bool flush(LwpState &st, const LwpCpuEnv &env, Access &access)
@@ -34,7 +29,7 @@ bool flush(LwpState &st, const LwpCpuEnv &env, Access &access)
         return false;
     }
     for (unsigned id = 1; id <= LWP_MAX_EVENT; id++) {
-        if (event_enabled(st, caps, id) &&
+        if (event_in_cb(st, caps, id) &&
             !access.write_u32(st.cbaddr + event_counter_offset(caps, id),
                               event_field_encode(st.counter[id]))) {
             return false;

@@ -430,7 +430,7 @@ bool lean_store(const LwpState &st, bool long_mode, unsigned bits,
 [[gnu::hot]] void restart_counter(LwpState &st, const LwpCaps &caps,
                                   unsigned id)
 {
-    if (id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id))) {
+    if (event_in_cb(st, caps, id)) {
         reset_counter(st, id);
     }
 }

@@ -68,6 +68,13 @@ inline unsigned cb_event_count(const LwpCaps &caps)
     return count < room ? count : room;
 }
 
+// Whether event @id is on in Flags and has its fields in the LWPCB: the
+// events whose counters a flush writes and a stored record restarts.
+inline bool event_in_cb(const LwpState &st, const LwpCaps &caps, unsigned id)
+{
+    return id >= 1 && id <= cb_event_count(caps) && (st.flags & event_bit(id));
+}
+
 // Offset of EventIntervaln; EventCountern follows at + 4.
 uint32_t event_interval_offset(const LwpCaps &caps, unsigned id);
 uint32_t event_counter_offset(const LwpCaps &caps, unsigned id);
