@@ -1096,6 +1096,9 @@ static void test_ire(void)
     run_and_verify("IRE, counter 1000, interval 300", ire_prog, &path, &m, iters);
 }
 
+/* len_prog's loop: 3 x 15 NOPs, DEC and JNZ. */
+#define LEN_LOOP_INSNS 47u
+
 /*
  * A record at each instruction of one TB of 47, named from the lengths of
  * those before it: every length at every place.
@@ -1104,24 +1107,25 @@ static void test_lengths(void)
 {
     struct tr_cfg m;
     const unsigned iters = 400;
-    bool seen[47] = { false };
+    bool seen[LEN_LOOP_INSNS] = { false };
     unsigned kinds = 0;
 
     path_len(&path, iters);
     cfg_init(&m, TR_EV_IRE, 255);
     run_and_verify("IRE in a TB of 47 instructions of 1 to 15 bytes", len_prog, &path, &m,
                    iters);
-    /* len_tab: LLWPCB, then the loop's 47 instructions. */
+    /* len_tab: LLWPCB, then the loop's instructions. */
     for (unsigned k = 0; k < out.nrec; k++) {
-        for (unsigned i = 0; i < 47; i++) {
+        for (unsigned i = 0; i < LEN_LOOP_INSNS; i++) {
             if (out.rec[k].id == 2 && out.rec[k].ip == len_tab[1 + i].start && !seen[i]) {
                 seen[i] = true;
                 kinds++;
             }
         }
     }
-    report(kinds == 47, "(model: records fall on all 47 instructions of the loop: %u do)",
-           kinds);
+    report(kinds == LEN_LOOP_INSNS,
+           "(model: records fall on all %u instructions of the loop: %u do)",
+           LEN_LOOP_INSNS, kinds);
 }
 
 /* ---- d, e: branches retired and the branch filters ------------------------- */
