@@ -237,9 +237,7 @@ bool slot_writable(const LwpState &st, const LwpCrossing &c)
 {
     uint64_t slot;
     return record_slot(st, c.long_mode, &slot) &&
-           c.writable.hi - c.writable.lo >= LWP_RECORD_SIZE &&
-           slot - c.writable.lo <= c.writable.hi - c.writable.lo -
-                                   LWP_RECORD_SIZE;
+           lwp_writable_holds(&c.writable, slot);
 }
 
 } // namespace
@@ -270,6 +268,54 @@ LwpTbAction lwp_tb_cross(LwpState *st, const LwpCaps *caps,
     }
     lwp_tb_defer_restart(st, caps, c->core_id, &c->tb, ip);
     return LWP_TB_DEFERRED;
+}
+
+// Every condition is one that lwp_tb_cross would find on the state after
+// the pending record's store (commit_store leaves the counters as they are
+// when the record's counter restarted at its gather), or stricter: IP
+// filtering and branches retired leave it to lwp_tb_cross; the next store
+// must be plain, not only quiet.
+[[gnu::flatten, gnu::hot]]
+bool lwp_tb_cross_plain(const LwpState *st, const LwpCaps *caps,
+                        const LwpCrossing *c, LwpPlainCross *p) noexcept
+{
+    if (st->pending[0] != LWP_EVENT_IRE || !st->restarted || !c->gather ||
+        !c->tb.may_defer || !store_is_lean(*st, st->intervals_live) ||
+        !enabled(*st, *caps, LWP_EVENT_IRE) ||
+        enabled(*st, *caps, LWP_EVENT_BRE) || ip_filter_applies(*st, *caps)) {
+        return false;
+    }
+    RingView ring(*st);
+    if (!store_is_plain(ring)) {
+        return false;
+    }
+    ring.head = next_head(ring);
+    if (!store_is_plain(ring)) {
+        return false;
+    }
+    const uint32_t cross = ire_crossing(*st, c->tb);
+    if (cross == kUnlimited || !one_ire_crossing(*st, c->tb, cross) ||
+        !lwp_tb_insn_ip_known(&c->tb, cross, &p->ip) ||
+        !record_slot(*st, c->long_mode, &p->slot)) {
+        return false;
+    }
+    if (!slot_at(st->buffer_base, ring.head, c->long_mode, &p->next_slot)) {
+        return false;
+    }
+    p->split = cross;
+    p->stored.head = ring.head;
+    p->stored.tail = st->tail;
+    p->stored.tail_credit = st->tail_credit;
+    return true;
+}
+
+[[gnu::flatten, gnu::hot]]
+void lwp_tb_cross_plain_commit(LwpState *st, const LwpCaps *caps,
+                               const LwpCrossing *c,
+                               const LwpPlainCross *p) noexcept
+{
+    commit_store(*st, *caps, p->stored);
+    lwp_tb_defer_restart(st, caps, c->core_id, &c->tb, p->ip);
 }
 
 bool lwp_tb_defer(LwpState *st, const LwpCpuEnv *env, const LwpMem *mem,

@@ -108,11 +108,10 @@ bool ring_store(Ring &st, Acc &access, const uint8_t record[LWP_RECORD_SIZE],
     }
 
     // Table 6-1: the space used is computed when LWP advances the head, so a
-    // full ring (head not advanced) does not interrupt again.  Threshold >
-    // BufferSize never interrupts; 0 interrupts on every advancing store.
+    // full ring (head not advanced) does not interrupt again.  A threshold
+    // of 0 interrupts on every advancing store.
     bool confirmed = false;
-    if (!*missed && (st.flags & kFlagsInt) && st.threshold <= st.buffer_size &&
-        space_used(st) >= st.threshold) {
+    if (!*missed && threshold_appears_met(st)) {
         if (!tail_fresh && tail_reread > 1 && st.tail_credit) {
             // Latitude mode, 8.3: the re-read "every time it stores an event
             // record while the threshold condition appears to be true" is
@@ -394,15 +393,6 @@ private:
     CallbackMem &mem_;
     LwpOutcome &out_;
 };
-
-// What only the general path handles: nothing to store, the cache to
-// re-read after XRSTOR, a state LLWPCB would not have made, and latitude
-// mode's interval read at the counter's reset.
-bool store_is_lean(const LwpState &st, bool intervals_are_live)
-{
-    return st.pending[0] && st.cbaddr && st.cache_valid &&
-           st.buffer_size >= LWP_RECORD_SIZE && !intervals_are_live;
-}
 
 // ring_store through LeanAccess on the ring's fields alone, for
 // st.pending; *@commit is where the ring stands after it.

@@ -43,6 +43,28 @@ uint32_t next_head(const Ring &st)
     return next >= st.buffer_size ? 0 : next;
 }
 
+// Table 6-1's threshold condition on the head and the tail as they stand:
+// ring_store re-reads the tail while it appears true (8.3).  Threshold >
+// BufferSize never interrupts.
+template <typename Ring>
+bool threshold_appears_met(const Ring &st)
+{
+    return (st.flags & kFlagsInt) && st.threshold <= st.buffer_size &&
+           space_used(st) >= st.threshold;
+}
+
+// Whether ring_store of one record at the head reads and writes nothing of
+// the LWPCB: the ring does not look full, and after the head advances the
+// threshold does not appear met.  Such a store writes its slot and
+// advances the head, nothing else.
+template <typename Ring>
+bool store_is_plain(const Ring &st)
+{
+    Ring after = st;
+    after.head = next_head(st);
+    return after.head != st.tail && !threshold_appears_met(after);
+}
+
 // The ring fields of LwpState that ring_store reads and writes: what the
 // fast path works on instead of a copy of the whole state.
 struct RingView {
@@ -81,13 +103,16 @@ inline bool store_is_quiet(const LwpState &st)
     if (!(st.flags & kFlagsInt) || st.threshold > st.buffer_size) {
         return true;
     }
-    RingView ring(st);
-    const uint32_t next = next_head(ring);
-    if (next == ring.tail) {
-        return false;
-    }
-    ring.head = next;
-    return space_used(ring) < ring.threshold;
+    return store_is_plain(RingView(st));
+}
+
+// What only the general path handles: nothing to store, the cache to
+// re-read after XRSTOR, a state LLWPCB would not have made, and latitude
+// mode's interval read at the counter's reset.
+inline bool store_is_lean(const LwpState &st, bool intervals_are_live)
+{
+    return st.pending[0] && st.cbaddr && st.cache_valid &&
+           st.buffer_size >= LWP_RECORD_SIZE && !intervals_are_live;
 }
 
 // Whether the slot at the head takes a record now (the first write of a
@@ -152,11 +177,19 @@ inline bool linear_in_found_page(bool long_mode, uint64_t *addr, uint32_t len)
     return *addr + len <= kLinear32Mask + 1;
 }
 
+// The linear address of the slot at @head of the ring at @base, as
+// lwp_record_slot.
+inline bool slot_at(uint64_t base, uint32_t head, bool long_mode,
+                    uint64_t *slot)
+{
+    *slot = base + head;
+    return linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
+}
+
 // lwp_record_slot, inline for the crossing (lwp_tb_cross).
 inline bool record_slot(const LwpState &st, bool long_mode, uint64_t *slot)
 {
-    *slot = st.buffer_base + st.head;
-    return linear_in_found_page(long_mode, slot, LWP_RECORD_SIZE);
+    return slot_at(st.buffer_base, st.head, long_mode, slot);
 }
 
 // reset_counter for the event of a stored record, if it is enabled.

@@ -1412,6 +1412,32 @@ const void *lwp_tb_slow_planned(CPUX86State *env, uint64_t info,
 }
 
 /*
+ * The pending record written at the slot lwp_tb_cross_plain decided, if
+ * that and the next record's slot may be written now (lwp_slot_host):
+ * false, and nothing written, if not.
+ */
+static inline QEMU_ALWAYS_INLINE bool lwp_store_plain(CPUX86State *env,
+                                                      const LwpPlainCross *p)
+{
+    LwpWritable writable LWP_UNINITIALIZED;
+    void *host = lwp_slot_host(env, p->slot, &writable);
+
+    if (unlikely(!host || !lwp_writable_holds(&writable, p->next_slot))) {
+        return false;
+    }
+#ifdef CONFIG_USER_ONLY
+    set_helper_retaddr(lwp_boundary_ra());
+#endif
+    lwp_store_record_host(host, env->lwp.pending);
+#ifdef CONFIG_USER_ONLY
+    clear_helper_retaddr();
+#endif
+    /* A plain store writes no field: the next store tries without them. */
+    env->lwp_tcg.store_writes_fields = 0;
+    return true;
+}
+
+/*
  * A TB's start when a counter crossed zero in it or a record is pending.
  * The common cases, here: the pending record stored by the lean store,
  * after which the TB starts over and charges itself from the reset
@@ -1427,6 +1453,7 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     X86CPU *cpu = env_archcpu(env);
     const LwpStoreCommit *stored = NULL;
     LwpCrossing cross LWP_UNINITIALIZED;
+    LwpPlainCross plain LWP_UNINITIALIZED;
     LwpLeanStore store LWP_UNINITIALIZED;
     LwpTbAction action;
     uint8_t event = 0;
@@ -1444,6 +1471,28 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     if (unlikely((t->tb_flags & HF_LWP_IPF_MASK) ||
                  FIELD_EX64(info, LWP_TB_INFO, SINGLE))) {
         return lwp_tb_slow_general(env, info, tb_ptr, lens, lens_more);
+    }
+    lwp_tb_shape(env, info, lens, lens_more, &cross.tb);
+    cross.core_id = LWP_CFG_COREID(env->lwp_cfg);
+    cross.long_mode = lwp_long_mode(env);
+    cross.gather = !cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store;
+    /*
+     * The commonest crossing, decided by the model in one step with no
+     * copy of the ring and no LWPCB field: the waiting record's plain
+     * store and the crossing's gather.
+     */
+    if (likely(lwp_tb_cross_plain(&env->lwp, &cpu->lwp_caps, &cross,
+                                  &plain)) &&
+        likely(lwp_store_plain(env, &plain))) {
+        event = env->lwp.pending[0];
+        if (unlikely(FIELD_EX64(info, LWP_TB_INFO, GOTO) && tb_ptr &&
+                     (tb_cflags(tb_ptr) & CF_INVALID))) {
+            return lwp_tb_start_over(env, tb_ptr, &plain.stored, event);
+        }
+        lwp_tb_cross_plain_commit(&env->lwp, &cpu->lwp_caps, &cross, &plain);
+        trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);
+        lwp_tb_deferred(env, &cross.tb, plain.split);
+        return NULL;
     }
     cross.writable.lo = cross.writable.hi = 0;
     if (likely(env->lwp.pending[0])) {
@@ -1468,10 +1517,6 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
      * it, or whatever reads LWP state first stores or settles it
      * (lwp_settle).
      */
-    lwp_tb_shape(env, info, lens, lens_more, &cross.tb);
-    cross.core_id = LWP_CFG_COREID(env->lwp_cfg);
-    cross.long_mode = lwp_long_mode(env);
-    cross.gather = !cpu->lwp_latitude.store_delay && !cpu->lwp_sync_store;
     action = lwp_tb_cross(&env->lwp, &cpu->lwp_caps, &cross, stored, &split);
     if (stored) {
         trace_lwp_store(event, env->eip, LWP_OK, env->lwp.head);

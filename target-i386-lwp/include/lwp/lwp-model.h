@@ -578,6 +578,13 @@ typedef struct LwpWritable {
     uint64_t hi;
 } LwpWritable;
 
+/* Whether a record at linear address @slot lies wholly in @w. */
+static inline bool lwp_writable_holds(const LwpWritable *w, uint64_t slot)
+{
+    return w->hi - w->lo >= LWP_RECORD_SIZE &&
+           slot - w->lo <= w->hi - w->lo - LWP_RECORD_SIZE;
+}
+
 /* What lwp_tb_cross needs to know of the TB, the CPU and memory. */
 typedef struct LwpCrossing {
     LwpTbShape tb;
@@ -599,6 +606,35 @@ typedef struct LwpCrossing {
 LwpTbAction lwp_tb_cross(LwpState *st, const LwpCaps *caps,
                          const LwpCrossing *c, const LwpStoreCommit *stored,
                          uint32_t *split) LWP_NOEXCEPT;
+
+/*
+ * lwp_tb_cross's common case in its shortest form (issue 25): the pending
+ * record, its counter restarted when it was gathered, goes to the slot at
+ * the head by a plain store (one that reads and writes nothing of the
+ * LWPCB: the ring does not look full and no threshold appears met, 8.3),
+ * and the crossing's record of instructions retired, the only hardware
+ * event enabled and no IP filter, is gathered with its counter restarted,
+ * its own store to come plain as well.  lwp_tb_cross_plain decides and
+ * changes nothing: false where lwp_tb_cross decides.  The caller then
+ * writes st->pending at @slot, finds @next_slot in what it may write (the
+ * precondition of lwp_tb_cross's gather) and commits with
+ * lwp_tb_cross_plain_commit, which leaves the state as lwp_tb_cross after
+ * that store would (LWP_TB_DEFERRED, at instruction @split).
+ * @c->writable is not read.
+ */
+typedef struct LwpPlainCross {
+    uint64_t slot;            /* linear: the pending record's slot */
+    uint64_t next_slot;       /* ... and the gathered record's */
+    uint64_t ip;              /* the crossing instruction's address */
+    uint32_t split;           /* its index in the TB */
+    LwpStoreCommit stored;    /* the ring after the pending record's store */
+} LwpPlainCross;
+
+bool lwp_tb_cross_plain(const LwpState *st, const LwpCaps *caps,
+                        const LwpCrossing *c, LwpPlainCross *p) LWP_NOEXCEPT;
+void lwp_tb_cross_plain_commit(LwpState *st, const LwpCaps *caps,
+                               const LwpCrossing *c,
+                               const LwpPlainCross *p) LWP_NOEXCEPT;
 
 /*
  * Re-read what XRSTOR did not restore (interval, threshold, IP range...)
