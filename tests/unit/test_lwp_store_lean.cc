@@ -608,6 +608,217 @@ TEST_F(TbCross, AfterAMissedEventGathersForTheSameSlot)
     EXPECT_EQ(ip, 0x100cu);
 }
 
+// lwp_tb_cross_plain is lwp_tb_cross's commonest case taken in one step:
+// wherever it accepts, the lean store of the pending record writes no
+// LWPCB field, lwp_tb_cross then gathers (LWP_TB_DEFERRED) at the same
+// instruction, and the two leave the same state; it changes nothing
+// itself.
+class TbCrossPlain : public TbCross {
+protected:
+    // The pending record's counter restarted at its gather, now at 5.
+    void waiting()
+    {
+        st = zero_state();
+        start_ire();
+        gather(0x77);
+        st.counter[LWP_EVENT_IRE] = 5;
+        st.restarted = 0x100;
+    }
+
+    bool plain(const LwpCrossing &c, LwpPlainCross *p)
+    {
+        const LwpState before = st;
+        const bool ok = lwp_tb_cross_plain(&st, &caps, &c, p);
+        EXPECT_TRUE(states_equal(st, before));
+        return ok;
+    }
+
+    // The reference: lwp_store_lean, then lwp_tb_cross with the next
+    // record's slot writable.  *@ref ends as lwp_tb_cross leaves it.
+    void expect_same_as_tb_cross(const LwpCrossing &c, const LwpPlainCross &p,
+                                 LwpState *ref, const char *what)
+    {
+        LwpLeanStore s;
+        ASSERT_TRUE(lwp_store_lean(ref, c.long_mode, 0, nullptr, &s)) << what;
+        EXPECT_EQ(s.nfields, 0u) << what;
+        EXPECT_EQ(s.slot, p.slot) << what;
+        EXPECT_EQ(s.commit.head, p.stored.head) << what;
+        EXPECT_EQ(s.commit.tail, p.stored.tail) << what;
+        EXPECT_EQ(s.commit.tail_credit, p.stored.tail_credit) << what;
+        LwpCrossing with_slot = c;
+        with_slot.writable.lo = p.next_slot;
+        with_slot.writable.hi = p.next_slot + LWP_RECORD_SIZE;
+        uint32_t split;
+        ASSERT_EQ(lwp_tb_cross(ref, &caps, &with_slot, &s.commit, &split),
+                  LWP_TB_DEFERRED) << what;
+        EXPECT_EQ(split, p.split) << what;
+    }
+};
+
+TEST_F(TbCrossPlain, StoresAndGathersAsTbCrossDoes)
+{
+    waiting();
+    const LwpCrossing c = crossing(0, 0);
+    LwpPlainCross p;
+    ASSERT_TRUE(plain(c, &p));
+    EXPECT_EQ(p.slot, kRing);
+    EXPECT_EQ(p.next_slot, kRing + LWP_RECORD_SIZE);
+    EXPECT_EQ(p.split, 5u);
+    EXPECT_EQ(p.ip, 0x1014u);                      // 0x1000 + 5 * 4
+    LwpState ref = st;
+    expect_same_as_tb_cross(c, p, &ref, "first");
+    lwp_tb_cross_plain_commit(&st, &caps, &c, &p);
+    EXPECT_TRUE(states_equal(st, ref));
+    EXPECT_EQ(st.head, LWP_RECORD_SIZE);
+    EXPECT_EQ(st.pending[0], LWP_EVENT_IRE);
+    uint64_t ip;
+    memcpy(&ip, st.pending + 8, sizeof(ip));
+    EXPECT_EQ(ip, 0x1014u);
+    // Step 5 from the overrun of the 4 instructions after the crossing.
+    EXPECT_EQ(st.counter[LWP_EVENT_IRE], 0x1000 - 4);
+    EXPECT_NE(st.restarted, 0);
+}
+
+// Every store that reads or writes the LWPCB, and every crossing
+// lwp_tb_cross would not gather at once with instructions retired alone,
+// is left to it.
+TEST_F(TbCrossPlain, LeavesToTbCrossWhatIsNotItsCommonestCase)
+{
+    const LwpCrossing c = crossing(0, 0);
+    LwpPlainCross p;
+    struct Case {
+        const char *what;
+        void (*spoil)(LwpState &st, LwpCrossing &c);
+    };
+    const Case cases[] = {
+        {"the ring looks full",
+         [](LwpState &st, LwpCrossing &) { st.tail = st.head + 32; }},
+        {"the next store finds it full",
+         [](LwpState &st, LwpCrossing &) { st.tail = st.head + 64; }},
+        {"the store meets the threshold",
+         [](LwpState &st, LwpCrossing &) {
+             st.flags |= 0x80000000u;
+             st.threshold = 32;
+         }},
+        {"the next store meets the threshold",
+         [](LwpState &st, LwpCrossing &) {
+             st.flags |= 0x80000000u;
+             st.threshold = 64;
+         }},
+        {"its counter did not restart",
+         [](LwpState &st, LwpCrossing &) { st.restarted = 0; }},
+        {"nothing waits",
+         [](LwpState &st, LwpCrossing &) { st.pending[0] = 0; }},
+        {"a branch record waits",
+         [](LwpState &st, LwpCrossing &) { st.pending[0] = LWP_EVENT_BRE; }},
+        {"branches retired are enabled",
+         [](LwpState &st, LwpCrossing &) {
+             st.flags |= 1u << LWP_EVENT_BRE;
+         }},
+        {"the cache is to be re-read",
+         [](LwpState &st, LwpCrossing &) { st.cache_valid = 0; }},
+        {"live intervals",
+         [](LwpState &st, LwpCrossing &) { st.intervals_live = 1; }},
+        {"no crossing in the TB",
+         [](LwpState &st, LwpCrossing &) {
+             st.counter[LWP_EVENT_IRE] = 10;
+         }},
+        {"a second crossing in the TB",
+         [](LwpState &st, LwpCrossing &) { st.interval[LWP_EVENT_IRE] = 2; }},
+        {"random bits in the reset",
+         [](LwpState &st, LwpCrossing &) { st.random = 3; }},
+        {"the TB may not defer",
+         [](LwpState &, LwpCrossing &c) { c.tb.may_defer = false; }},
+        {"latitude or lwp-sync-store",
+         [](LwpState &, LwpCrossing &c) { c.gather = false; }},
+        {"the crossing's length unknown",
+         [](LwpState &, LwpCrossing &c) {
+             c.tb.lens[0] &= ~(0xfull << (4 * 4));
+         }},
+        {"the slot wraps at 4 GiB",
+         [](LwpState &st, LwpCrossing &c) {
+             st.buffer_base = 0xffff'fff0ull;
+             c.long_mode = false;
+         }},
+        {"the next slot wraps at 4 GiB",
+         [](LwpState &st, LwpCrossing &c) {
+             st.buffer_base = 0xffff'ffd0ull;
+             c.long_mode = false;
+         }},
+    };
+    for (const Case &k : cases) {
+        waiting();
+        LwpCrossing spoiled = c;
+        k.spoil(st, spoiled);
+        EXPECT_FALSE(plain(spoiled, &p)) << k.what;
+    }
+    // Each spoiled field alone decides: the unspoiled case is taken.
+    waiting();
+    EXPECT_TRUE(plain(c, &p));
+    // IP filtering, on a CPU that has it.
+    caps.ip_filtering = true;
+    EXPECT_TRUE(plain(c, &p));
+    st.filters |= LWP_FILTER_IPF;
+    EXPECT_FALSE(plain(c, &p));
+    caps = family15h();
+    // The last slot before the 4 GiB line is still taken outside long mode.
+    waiting();
+    st.buffer_base = 0xffff'ff80ull;
+    LwpCrossing legacy = c;
+    legacy.long_mode = false;
+    ASSERT_TRUE(plain(legacy, &p));
+    EXPECT_EQ(p.next_slot, 0xffff'ffa0ull);
+}
+
+// Random rings, counters and TBs: wherever lwp_tb_cross_plain accepts,
+// lwp_store_lean and lwp_tb_cross agree and leave the same state.
+TEST_F(TbCrossPlain, AgreesWithTbCrossOnRandomCases)
+{
+    std::mt19937 rng(25);
+    unsigned taken = 0, declined = 0;
+    for (unsigned iter = 0; iter < 20000; iter++) {
+        waiting();
+        const uint32_t size = 32 * (1 + rng() % 8);
+        st.buffer_size = size;
+        st.head = 32 * (rng() % (size / 32));
+        st.tail = 32 * (rng() % (size / 32 + 1)) + (rng() % 4 ? 0 : size);
+        st.threshold = 32 * (rng() % (size / 32 + 2));
+        st.flags = (1u << LWP_EVENT_IRE) | (rng() % 2 ? 0x80000000u : 0);
+        if (rng() % 16 == 0) {
+            st.flags |= 1u << LWP_EVENT_BRE;
+        }
+        st.interval[LWP_EVENT_IRE] = 1 + rng() % 12;
+        st.counter[LWP_EVENT_IRE] = static_cast<int32_t>(rng() % 14) - 2;
+        st.random = rng() % 8 ? 0 : 1 + rng() % 3;
+        st.restarted = rng() % 8 ? 1 + rng() % 64 : 0;
+        LwpCrossing c = crossing(0, 0);
+        c.long_mode = rng() % 4 != 0;
+        if (rng() % 4 == 0) {
+            st.buffer_base = 0xffff'f000ull + 16 * (rng() % 256);
+        }
+        c.tb.icount = 1 + rng() % 10;
+        c.tb.charged = c.tb.icount - (rng() % 4 == 0);
+        c.tb.last_ip = 0x1000 + 4 * (c.tb.icount - 1);
+        if (rng() % 8 == 0) {
+            c.tb.lens[0] &= ~(0xfull << (4 * (rng() % 10)));
+        }
+        c.tb.may_defer = rng() % 8 != 0;
+
+        LwpPlainCross p;
+        if (!plain(c, &p)) {
+            declined++;
+            continue;
+        }
+        taken++;
+        LwpState ref = st;
+        expect_same_as_tb_cross(c, p, &ref, "random");
+        lwp_tb_cross_plain_commit(&st, &caps, &c, &p);
+        ASSERT_TRUE(states_equal(st, ref)) << iter;
+    }
+    EXPECT_GT(taken, 1000u);
+    EXPECT_GT(declined, 2000u);
+}
+
 TEST(TbLengths, SumsTheFirstNAndKnowsWhenOneIsMissing)
 {
     // Lengths 1, 2, ..., 15, 1 from the first instruction on.
