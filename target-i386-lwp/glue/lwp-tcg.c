@@ -1479,9 +1479,13 @@ const void *helper_lwp_tb_slow(CPUX86State *env, uint64_t info,
     /*
      * The commonest crossing, decided by the model in one step with no
      * copy of the ring and no LWPCB field: the waiting record's plain
-     * store and the crossing's gather.
+     * store and the crossing's gather.  Not tried while the last store
+     * wrote LWPCB fields: a ring that stays full (every store a missed
+     * event) goes straight to the lean store, which a ring drained since
+     * sends back here after one store.
      */
-    if (likely(lwp_tb_cross_plain(&env->lwp, &cpu->lwp_caps, &cross,
+    if (likely(!t->store_writes_fields) &&
+        likely(lwp_tb_cross_plain(&env->lwp, &cpu->lwp_caps, &cross,
                                   &plain)) &&
         likely(lwp_store_plain(env, &plain))) {
         event = env->lwp.pending[0];
