@@ -1432,8 +1432,6 @@ static inline QEMU_ALWAYS_INLINE bool lwp_store_plain(CPUX86State *env,
 #ifdef CONFIG_USER_ONLY
     clear_helper_retaddr();
 #endif
-    /* A plain store writes no field: the next store tries without them. */
-    env->lwp_tcg.store_writes_fields = 0;
     return true;
 }
 

@@ -615,8 +615,9 @@ LwpTbAction lwp_tb_cross(LwpState *st, const LwpCaps *caps,
  * and the crossing's record of instructions retired, the only hardware
  * event enabled and no IP filter, is gathered with its counter restarted,
  * its own store to come plain as well.  lwp_tb_cross_plain decides and
- * changes nothing: false where lwp_tb_cross decides.  The caller then
- * writes st->pending at @slot, finds @next_slot in what it may write (the
+ * changes nothing: false otherwise, and the caller goes the general way
+ * (the lean store, then lwp_tb_cross).  True: the caller writes
+ * st->pending at @slot, finds @next_slot in what it may write (the
  * precondition of lwp_tb_cross's gather) and commits with
  * lwp_tb_cross_plain_commit, which leaves the state as lwp_tb_cross after
  * that store would (LWP_TB_DEFERRED, at instruction @split).
